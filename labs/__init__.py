@@ -1,0 +1,1 @@
+"""The lab runtime: a `LabSpec` becomes a live Kathará lab on Docker."""

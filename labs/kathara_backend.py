@@ -1,0 +1,119 @@
+"""The one place netdojo creates Kathará's manager, and the labels and limits it adds.
+
+Kathará creates containers and networks through one docker-py client. netdojo wraps two calls
+of that client so every object of a netdojo lab carries its owner process (for the reaper), a
+pids limit and a sane open-file limit (FRR's fork fails with a huge one).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from functools import cache
+from typing import Any
+
+from docker import DockerClient
+
+from netdojo.labs.errors import PrerequisiteError
+from netdojo.labs.image import device_image
+from netdojo.labs.kathara_settings import load_settings
+
+OWNER_LABEL = "netdojo.owner"
+LAB_LABEL = "netdojo.lab"
+NOFILE = 4096
+
+_lab_names: dict[str, str] = {}
+_pids_limits: dict[str, int] = {}
+_lock = threading.Lock()
+
+
+def process_start(pid: int) -> str | None:
+    """The kernel's start time of ``pid`` (clock ticks since boot), or None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return fields[19]
+
+
+def owner_tag(pid: int | None = None) -> str:
+    pid = os.getpid() if pid is None else pid
+    return f"{pid}:{process_start(pid)}"
+
+
+def owner_alive(tag: str) -> bool:
+    pid, _, start = tag.partition(":")
+    return pid.isdigit() and process_start(int(pid)) == start
+
+
+def register_lab(lab_hash: str, name: str, pids_limits: dict[str, int]) -> None:
+    """Remember a lab's name and per-device pids limits before Kathará creates its objects."""
+    with _lock:
+        _lab_names[lab_hash] = name
+        for device, limit in pids_limits.items():
+            _pids_limits[f"{device}/{lab_hash}"] = limit
+
+
+def forget_lab(lab_hash: str) -> None:
+    with _lock:
+        _lab_names.pop(lab_hash, None)
+        for key in [k for k in _pids_limits if k.endswith(f"/{lab_hash}")]:
+            del _pids_limits[key]
+
+
+def _label(labels: dict[str, str] | None) -> dict[str, str]:
+    labels = dict(labels or {})
+    labels[OWNER_LABEL] = owner_tag()
+    with _lock:
+        labels[LAB_LABEL] = _lab_names.get(labels.get("lab_hash", ""), "")
+    return labels
+
+
+def _install_hooks(client: DockerClient) -> None:
+    api = client.api
+    create_container = api.create_container
+    create_network = api.create_network
+
+    def container_hook(*args: Any, **kwargs: Any) -> Any:
+        labels = _label(kwargs.get("labels"))
+        kwargs["labels"] = labels
+        host_config = kwargs.get("host_config")
+        if host_config is not None:
+            with _lock:
+                limit = _pids_limits.get(f"{labels.get('name')}/{labels.get('lab_hash')}", 256)
+            host_config["PidsLimit"] = limit
+            if not host_config.get("Ulimits"):
+                host_config["Ulimits"] = [{"Name": "nofile", "Soft": NOFILE, "Hard": NOFILE}]
+        return create_container(*args, **kwargs)
+
+    def network_hook(*args: Any, **kwargs: Any) -> Any:
+        kwargs["labels"] = _label(kwargs.get("labels"))
+        return create_network(*args, **kwargs)
+
+    api.create_container = container_hook  # type: ignore[method-assign]
+    api.create_network = network_hook  # type: ignore[method-assign]
+
+
+@cache
+def manager() -> Any:
+    """Kathará's manager, configured from netdojo's settings (created once per process)."""
+    from docker.errors import DockerException
+    from Kathara.exceptions import DockerPluginError
+    from Kathara.manager.Kathara import Kathara
+
+    load_settings(device_image())
+    try:
+        instance = Kathara.get_instance()
+    except (DockerPluginError, DockerException) as exc:
+        raise PrerequisiteError(
+            f"Kathará cannot start ({exc}); run `netdojo setup` or `netdojo doctor`"
+        ) from None
+    _install_hooks(instance.manager.client)
+    return instance
+
+
+def docker_client() -> DockerClient:
+    """The docker-py client Kathará uses (one connection pool per process)."""
+    client: DockerClient = manager().manager.client
+    return client

@@ -1,0 +1,313 @@
+"""Live labs: deploy a `LabSpec` through Kathará, wait for readiness, exec, tear down.
+
+Blocking Docker and Kathará calls run in worker threads, so the async API can be used from
+servers and episode runners; `deploy_lab` always tears the lab down, on error and on
+cancellation too.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import secrets
+import signal
+import tarfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from functools import partial
+from pathlib import PurePosixPath
+from typing import Any
+
+import anyio
+from docker.errors import APIError, NotFound
+from docker.models.containers import Container
+from pydantic import BaseModel
+
+from netdojo.labs.errors import LabError, UnknownDeviceError
+from netdojo.labs.image import device_image
+from netdojo.labs.kathara_backend import docker_client, forget_lab, manager, register_lab
+from netdojo.labs.spec import DEFAULT_IMAGE, LabSpec
+
+OFFICIAL_IMAGES = ("kathara/frr", "kathara/base", "kathara/quagga")
+STARTUP_DONE = "/tmp/EOS"
+DEFAULT_TIMEOUT_S = 10.0
+DEFAULT_MAX_OUTPUT = 64 * 1024
+POLL_S = 0.1
+
+
+class ExecResult(BaseModel):
+    device: str
+    argv: list[str]
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    duration_s: float
+    timed_out: bool = False
+    truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+
+class Timings(BaseModel):
+    deploy_s: float = 0.0
+    startup_s: float = 0.0
+    converge_s: float = 0.0
+    undeploy_s: float = 0.0
+
+
+class LiveLab:
+    """A deployed lab: exec, files and FRR control by device name."""
+
+    def __init__(self, spec: LabSpec, name: str, lab_hash: str) -> None:
+        self.spec = spec
+        self.name = name
+        self.lab_hash = lab_hash
+        self.timings = Timings()
+        self._containers: dict[str, Container] = {}
+
+    @property
+    def devices(self) -> list[str]:
+        return [d.name for d in self.spec.devices]
+
+    def _container(self, device: str) -> Container:
+        try:
+            return self._containers[device]
+        except KeyError:
+            raise UnknownDeviceError(device, self.devices) from None
+
+    def _attach(self) -> None:
+        found = docker_client().containers.list(
+            all=True, filters={"label": [f"lab_hash={self.lab_hash}", "app=kathara"]}
+        )
+        self._containers = {c.labels["name"]: c for c in found}
+        missing = set(self.devices) - set(self._containers)
+        if missing:
+            raise LabError(f"lab {self.name}: devices without a container: {sorted(missing)}")
+
+    # exec ------------------------------------------------------------------------------
+    def exec_sync(
+        self,
+        device: str,
+        argv: list[str],
+        timeout: float = DEFAULT_TIMEOUT_S,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+    ) -> ExecResult:
+        """Run ``argv`` in ``device`` without a shell; ``timeout`` kills it inside the device."""
+        container = self._container(device)
+        api = docker_client().api
+        wrapped = ["timeout", "-k", "1", f"{timeout:g}", *argv]
+        started = time.monotonic()
+        try:
+            exec_id = api.exec_create(container.id, wrapped, stdout=True, stderr=True)["Id"]
+            out, err, truncated = _read_capped(api, exec_id, max_output)
+            code = api.exec_inspect(exec_id).get("ExitCode")
+        except (APIError, NotFound) as exc:
+            raise LabError(f"exec in {device} failed: {exc}") from None
+        duration = time.monotonic() - started
+        return ExecResult(
+            device=device,
+            argv=list(argv),
+            exit_code=code,
+            stdout=out.decode(errors="replace"),
+            stderr=err.decode(errors="replace"),
+            duration_s=round(duration, 4),
+            timed_out=code in (124, 137) and duration >= timeout,
+            truncated=truncated,
+        )
+
+    async def exec(
+        self,
+        device: str,
+        argv: list[str],
+        timeout: float = DEFAULT_TIMEOUT_S,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+    ) -> ExecResult:
+        return await anyio.to_thread.run_sync(
+            partial(self.exec_sync, device, argv, timeout, max_output)
+        )
+
+    # files -----------------------------------------------------------------------------
+    def read_file_sync(self, device: str, path: str) -> str:
+        try:
+            stream, _ = self._container(device).get_archive(path)
+        except NotFound:
+            raise LabError(f"{device}: no such file {path}") from None
+        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+            member = tar.extractfile(tar.getmembers()[0])
+            if member is None:
+                raise LabError(f"{device}: {path} is not a regular file")
+            return member.read().decode(errors="replace")
+
+    def write_file_sync(self, device: str, path: str, content: str, mode: int = 0o644) -> None:
+        target = PurePosixPath(path)
+        data = content.encode()
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as tar:
+            info = tarfile.TarInfo(target.name)
+            info.size, info.mode, info.mtime = len(data), mode, int(time.time())
+            tar.addfile(info, io.BytesIO(data))
+        container = self._container(device)
+        container.exec_run(["mkdir", "-p", str(target.parent)])
+        if not container.put_archive(str(target.parent), buffer.getvalue()):
+            raise LabError(f"{device}: writing {path} failed")
+
+    async def read_file(self, device: str, path: str) -> str:
+        return await anyio.to_thread.run_sync(self.read_file_sync, device, path)
+
+    async def write_file(self, device: str, path: str, content: str, mode: int = 0o644) -> None:
+        await anyio.to_thread.run_sync(partial(self.write_file_sync, device, path, content, mode))
+
+    # FRR -------------------------------------------------------------------------------
+    async def restart_frr(self, device: str, daemon: str | None = None) -> ExecResult:
+        """Restart all of FRR, or only ``daemon`` (e.g. ``ospfd``)."""
+        argv = ["/usr/lib/frr/frrinit.sh", "restart"]
+        if daemon is not None:
+            argv = ["/usr/lib/frr/watchfrr.sh", "restart", daemon]
+        return await self.exec(device, argv, timeout=60)
+
+    async def vtysh(self, device: str, *commands: str, timeout: float = 15) -> ExecResult:
+        argv = ["vtysh"]
+        for command in commands:
+            argv += ["-c", command]
+        return await self.exec(device, argv, timeout=timeout)
+
+    # readiness -------------------------------------------------------------------------
+    async def wait_startup(self, deadline_s: float = 120.0) -> None:
+        """Wait until every device has finished its startup commands."""
+        pending = set(self.devices)
+        with anyio.fail_after(deadline_s):
+            while pending:
+                for device in sorted(pending):
+                    done = await self.exec(device, ["test", "-e", STARTUP_DONE], timeout=5)
+                    if done.ok:
+                        pending.discard(device)
+                if pending:
+                    await anyio.sleep(POLL_S)
+
+    async def wait_until(
+        self,
+        predicate: Callable[[LiveLab], Awaitable[bool]],
+        deadline_s: float = 60.0,
+        interval_s: float = 0.2,
+    ) -> float:
+        """Poll ``predicate`` until it holds; returns the seconds it took."""
+        started = time.monotonic()
+        try:
+            with anyio.fail_after(deadline_s):
+                while not await predicate(self):
+                    await anyio.sleep(interval_s)
+        except TimeoutError:
+            raise LabError(f"lab {self.name} not ready within {deadline_s:.0f}s") from None
+        return time.monotonic() - started
+
+
+def _read_capped(api: Any, exec_id: str, max_output: int) -> tuple[bytes, bytes, bool]:
+    out, err = bytearray(), bytearray()
+    truncated = False
+    for chunk_out, chunk_err in api.exec_start(exec_id, stream=True, demux=True):
+        if truncated:
+            continue
+        out += chunk_out or b""
+        err += chunk_err or b""
+        if len(out) + len(err) > max_output:
+            truncated = True
+            pid = api.exec_inspect(exec_id).get("Pid")
+            if pid:
+                # `timeout` forwards SIGTERM to the command it runs.
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+    return bytes(out[:max_output]), bytes(err[: max(0, max_output - len(out))]), truncated
+
+
+def resolve_image(image: str) -> str:
+    """The image a device really runs: netdojo's device image unless an official one is present."""
+    if image == DEFAULT_IMAGE:
+        return device_image()
+    if image.split(":")[0] in OFFICIAL_IMAGES:
+        try:
+            docker_client().images.get(image)
+            return image
+        except NotFound:
+            return device_image()
+    return image
+
+
+def to_kathara(spec: LabSpec, name: str) -> Any:
+    """Build Kathará's in-memory `Lab` for ``spec`` under the unique ``name``."""
+    from Kathara.model.Lab import Lab
+
+    lab = Lab(name)
+    for dev in spec.devices:
+        machine = lab.new_machine(
+            dev.name,
+            image=resolve_image(dev.image),
+            mem=f"{dev.limits.memory_mib}m",
+            cpus=dev.limits.cpus,
+            ipv6=dev.ipv6,
+        )
+        for path, content in dev.files.items():
+            machine.create_file_from_string(content, path)
+        if dev.startup:
+            lab.create_startup_file_from_list(machine, dev.startup)
+    for link in spec.links:
+        for device, index in link.endpoints:
+            lab.connect_machine_to_link(device, link.name, machine_iface_number=index)
+    return lab
+
+
+def unique_name(base: str) -> str:
+    return f"{base}-{secrets.token_hex(3)}"
+
+
+async def start_lab(spec: LabSpec, name: str | None = None) -> LiveLab:
+    """Deploy ``spec`` and wait for its startup commands; the caller must `stop_lab` it."""
+    kathara = await anyio.to_thread.run_sync(manager)
+    klab = to_kathara(spec, name or unique_name(spec.name))
+    register_lab(klab.hash, klab.name, {d.name: d.limits.pids for d in spec.devices})
+    live = LiveLab(spec, klab.name, klab.hash)
+    started = time.monotonic()
+    try:
+        await anyio.to_thread.run_sync(kathara.deploy_lab, klab)
+        await anyio.to_thread.run_sync(live._attach)
+        live.timings.deploy_s = time.monotonic() - started
+        started = time.monotonic()
+        await live.wait_startup()
+        live.timings.startup_s = time.monotonic() - started
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await stop_lab(live)
+        raise
+    return live
+
+
+async def stop_lab(live: LiveLab) -> None:
+    started = time.monotonic()
+    kathara = await anyio.to_thread.run_sync(manager)
+    try:
+        await anyio.to_thread.run_sync(partial(kathara.undeploy_lab, lab_hash=live.lab_hash))
+    finally:
+        forget_lab(live.lab_hash)
+    live.timings.undeploy_s = time.monotonic() - started
+
+
+@asynccontextmanager
+async def deploy_lab(
+    spec: LabSpec,
+    converged: Callable[[LiveLab], Awaitable[bool]] | None = None,
+    converge_deadline_s: float = 60.0,
+    name: str | None = None,
+) -> AsyncIterator[LiveLab]:
+    """Deploy ``spec``, wait until ready (startup done, then ``converged``), always tear down."""
+    live = await start_lab(spec, name)
+    try:
+        if converged is not None:
+            live.timings.converge_s = await live.wait_until(converged, converge_deadline_s)
+        yield live
+    finally:
+        with anyio.CancelScope(shield=True):
+            await stop_lab(live)
