@@ -22,7 +22,11 @@ OWNER_LABEL = "netdojo.owner"
 LAB_LABEL = "netdojo.lab"
 NOFILE = 4096
 
+PERSISTENT_OWNER = "persistent"
+"""Owner of labs started from the command line: kept until `netdojo lab down`, never reaped."""
+
 _lab_names: dict[str, str] = {}
+_lab_owners: dict[str, str] = {}
 _pids_limits: dict[str, int] = {}
 _lock = threading.Lock()
 
@@ -43,14 +47,20 @@ def owner_tag(pid: int | None = None) -> str:
 
 
 def owner_alive(tag: str) -> bool:
+    """Whether the owner of a lab is still running (persistent labs always count as alive)."""
+    if tag == PERSISTENT_OWNER:
+        return True
     pid, _, start = tag.partition(":")
     return pid.isdigit() and process_start(int(pid)) == start
 
 
-def register_lab(lab_hash: str, name: str, pids_limits: dict[str, int]) -> None:
-    """Remember a lab's name and per-device pids limits before Kathará creates its objects."""
+def register_lab(
+    lab_hash: str, name: str, pids_limits: dict[str, int], persistent: bool = False
+) -> None:
+    """Remember a lab's name, owner and pids limits before Kathará creates its objects."""
     with _lock:
         _lab_names[lab_hash] = name
+        _lab_owners[lab_hash] = PERSISTENT_OWNER if persistent else owner_tag()
         for device, limit in pids_limits.items():
             _pids_limits[f"{device}/{lab_hash}"] = limit
 
@@ -58,15 +68,17 @@ def register_lab(lab_hash: str, name: str, pids_limits: dict[str, int]) -> None:
 def forget_lab(lab_hash: str) -> None:
     with _lock:
         _lab_names.pop(lab_hash, None)
+        _lab_owners.pop(lab_hash, None)
         for key in [k for k in _pids_limits if k.endswith(f"/{lab_hash}")]:
             del _pids_limits[key]
 
 
 def _label(labels: dict[str, str] | None) -> dict[str, str]:
     labels = dict(labels or {})
-    labels[OWNER_LABEL] = owner_tag()
+    lab_hash = labels.get("lab_hash", "")
     with _lock:
-        labels[LAB_LABEL] = _lab_names.get(labels.get("lab_hash", ""), "")
+        labels[OWNER_LABEL] = _lab_owners.get(lab_hash) or owner_tag()
+        labels[LAB_LABEL] = _lab_names.get(lab_hash, "")
     return labels
 
 

@@ -19,7 +19,7 @@ from netdojo.labs.spec import DEFAULT_IMAGE, LabSpec
 _DEVICE_LINE = re.compile(
     r"^(?P<device>\w+)\[(?P<key>\w+)\]=(?P<quote>[\"']?)(?P<value>[^\"']+)(?P=quote)(\s+#.*)?$"
 )
-_GENERAL_LINE = re.compile(r"^LAB_(NAME|DESCRIPTION|VERSION|AUTHOR|EMAIL|WEB)=")
+_GENERAL_LINE = re.compile(r"^LAB_(?:NAME|DESCRIPTION|VERSION|AUTHOR|EMAIL|WEB)=")
 _COLLISION_DOMAIN = re.compile(r"^\w+$")
 _MAX_NAME_LENGTH = 30  # NAME_PATTERN: a letter, then up to 29 more characters
 _KATHARA_IMAGES = {"kathara/base", "kathara/frr", "kathara/quagga"}

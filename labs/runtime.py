@@ -16,7 +16,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import anyio
@@ -27,6 +27,7 @@ from pydantic import BaseModel
 from netdojo.labs.errors import LabError, UnknownDeviceError
 from netdojo.labs.image import device_image
 from netdojo.labs.kathara_backend import docker_client, forget_lab, manager, register_lab
+from netdojo.labs.paths import sub_dir
 from netdojo.labs.spec import DEFAULT_IMAGE, LabSpec
 
 OFFICIAL_IMAGES = ("kathara/frr", "kathara/base", "kathara/quagga")
@@ -264,11 +265,34 @@ def unique_name(base: str) -> str:
     return f"{base}-{secrets.token_hex(3)}"
 
 
-async def start_lab(spec: LabSpec, name: str | None = None) -> LiveLab:
-    """Deploy ``spec`` and wait for its startup commands; the caller must `stop_lab` it."""
+def _spec_file(name: str) -> Path:
+    return sub_dir("labs") / f"{name}.json"
+
+
+def find_lab(name: str) -> LiveLab:
+    """Attach to a running netdojo lab by its deployed name."""
+    path = _spec_file(name)
+    if not path.exists():
+        known = sorted(p.stem for p in sub_dir("labs").glob("*.json"))
+        raise LabError(f"no lab named {name!r}; labs: {', '.join(known) or 'none'}")
+    spec = LabSpec.model_validate_json(path.read_text())
+    from Kathara.model.Lab import Lab
+
+    live = LiveLab(spec, name, Lab(name).hash)
+    live._attach()
+    return live
+
+
+async def start_lab(spec: LabSpec, name: str | None = None, persistent: bool = False) -> LiveLab:
+    """Deploy ``spec`` and wait for its startup commands; the caller must `stop_lab` it.
+
+    A ``persistent`` lab outlives this process (the reaper leaves it alone).
+    """
     kathara = await anyio.to_thread.run_sync(manager)
     klab = to_kathara(spec, name or unique_name(spec.name))
-    register_lab(klab.hash, klab.name, {d.name: d.limits.pids for d in spec.devices})
+    pids = {d.name: d.limits.pids for d in spec.devices}
+    register_lab(klab.hash, klab.name, pids, persistent=persistent)
+    _spec_file(klab.name).write_text(spec.model_dump_json())
     live = LiveLab(spec, klab.name, klab.hash)
     started = time.monotonic()
     try:
@@ -292,6 +316,7 @@ async def stop_lab(live: LiveLab) -> None:
         await anyio.to_thread.run_sync(partial(kathara.undeploy_lab, lab_hash=live.lab_hash))
     finally:
         forget_lab(live.lab_hash)
+        _spec_file(live.name).unlink(missing_ok=True)
     live.timings.undeploy_s = time.monotonic() - started
 
 
