@@ -11,6 +11,7 @@ from pathlib import Path
 import docker
 from docker.errors import DockerException
 
+from netdojo.labs.apt import apt_install
 from netdojo.labs.errors import PrerequisiteError
 from netdojo.labs.paths import sub_dir
 
@@ -41,20 +42,6 @@ def dockerd_binary() -> str | None:
     return shutil.which("dockerd") or (
         "/usr/sbin/dockerd" if Path("/usr/sbin/dockerd").exists() else None
     )
-
-
-def install_docker() -> str:
-    """Install Debian's ``docker.io`` (root only); returns what was done."""
-    if os.geteuid() != 0:
-        raise PrerequisiteError(
-            "Docker is not installed; as root run: apt-get update && apt-get install -y docker.io"
-        )
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for argv in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "docker.io"]):
-        done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            raise PrerequisiteError(f"{' '.join(argv)} failed:\n{done.stderr[-2000:]}")
-    return "installed docker.io"
 
 
 def start_dockerd() -> str:
@@ -93,6 +80,6 @@ def ensure_engine() -> str:
         return f"already running (Docker {version})"
     actions = []
     if dockerd_binary() is None:
-        actions.append(install_docker())
+        actions.append(apt_install("docker.io"))
     actions.append(start_dockerd())
     return "; ".join(actions)

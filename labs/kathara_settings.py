@@ -1,4 +1,4 @@
-"""Kathará settings kept in a folder netdojo owns; the user's ``~/.config/kathara.conf`` is never written."""
+"""Kathará settings in a folder netdojo owns; ``~/.config/kathara.conf`` stays untouched."""
 
 from __future__ import annotations
 

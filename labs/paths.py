@@ -7,7 +7,7 @@ from pathlib import Path
 
 
 def state_dir() -> Path:
-    """The state folder: ``$NETDOJO_HOME``, else ``$XDG_STATE_HOME/netdojo``, else ``~/.local/state/netdojo``."""
+    """``$NETDOJO_HOME``, else ``$XDG_STATE_HOME/netdojo``, else ``~/.local/state/netdojo``."""
     explicit = os.environ.get("NETDOJO_HOME")
     if explicit:
         path = Path(explicit)

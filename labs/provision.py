@@ -90,7 +90,12 @@ def _plugin() -> Check:
     }[status.state]
     if not status.enabled and status.state != "missing":
         detail += ", disabled"
-    return Check(name="plugin", ok=status.usable, detail=detail, fix=None if status.usable else "netdojo setup")
+    return Check(
+        name="plugin",
+        ok=status.usable,
+        detail=detail,
+        fix=None if status.usable else "netdojo setup",
+    )
 
 
 def _fix_plugin() -> str:
@@ -105,7 +110,9 @@ def _settings() -> Check:
     path = settings_dir() / "kathara.conf"
     if settings_current(device_image()):
         return Check(name="settings", ok=True, detail=str(path))
-    return Check(name="settings", ok=False, detail=f"{path} missing or outdated", fix="netdojo setup")
+    return Check(
+        name="settings", ok=False, detail=f"{path} missing or outdated", fix="netdojo setup"
+    )
 
 
 def _fix_settings() -> str:
@@ -165,7 +172,10 @@ def setup(
             report = StepReport(name=req.name, action="skipped", detail=check.detail, seconds=0.0)
         elif req.fix is None:
             report = StepReport(
-                name=req.name, action="failed", detail=f"{check.detail}; fix: {check.fix}", seconds=0.0
+                name=req.name,
+                action="failed",
+                detail=f"{check.detail}; fix: {check.fix}",
+                seconds=0.0,
             )
         else:
             try:

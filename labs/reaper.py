@@ -13,8 +13,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from netdojo.labs.paths import sub_dir
 from netdojo.labs.kathara_backend import LAB_LABEL, OWNER_LABEL, docker_client, manager, owner_alive
+from netdojo.labs.paths import sub_dir
 
 BRIDGE_PREFIX = "kt-"
 

@@ -7,6 +7,7 @@ cancellation too.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import secrets
@@ -218,10 +219,8 @@ def _read_capped(api: Any, exec_id: str, max_output: int) -> tuple[bytes, bytes,
             pid = api.exec_inspect(exec_id).get("Pid")
             if pid:
                 # `timeout` forwards SIGTERM to the command it runs.
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
     return bytes(out[:max_output]), bytes(err[: max(0, max_output - len(out))]), truncated
 
 

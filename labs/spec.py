@@ -85,7 +85,9 @@ class LabSpec(BaseModel):
 
     def interfaces(self, device: str) -> list[tuple[int, str]]:
         """``(interface index, link name)`` pairs of ``device``, in interface order."""
-        found = [(idx, link.name) for link in self.links for dev, idx in link.endpoints if dev == device]
+        found = [
+            (idx, link.name) for link in self.links for dev, idx in link.endpoints if dev == device
+        ]
         return sorted(found)
 
 
@@ -106,7 +108,9 @@ def spec_problems(spec: LabSpec) -> list[str]:
         problems.extend(_limit_problems(dev))
         for path in dev.files:
             if not path.startswith("/") or ".." in path.split("/"):
-                problems.append(f"device {dev.name!r}: file path {path!r} must be absolute, without '..'")
+                problems.append(
+                    f"device {dev.name!r}: file path {path!r} must be absolute, without '..'"
+                )
     link_names = [link.name for link in spec.links]
     for name, count in Counter(link_names).items():
         if count > 1:
@@ -118,26 +122,33 @@ def spec_problems(spec: LabSpec) -> list[str]:
             problems.append(f"link name {link.name!r} must match {NAME_PATTERN}")
         if not link.endpoints:
             problems.append(f"link {link.name!r} has no endpoints")
-        for dev, idx in link.endpoints:
-            if dev not in known:
-                problems.append(f"link {link.name!r} names unknown device {dev!r}")
+        for device, idx in link.endpoints:
+            if device not in known:
+                problems.append(f"link {link.name!r} names unknown device {device!r}")
             if idx < 0:
-                problems.append(f"link {link.name!r}: interface index {idx} of {dev!r} is negative")
-            key = (dev, idx)
+                problems.append(f"link {link.name!r}: interface {idx} of {device!r} is negative")
+            key = (device, idx)
             if key in seen:
-                problems.append(f"interface eth{idx} of {dev!r} is on both {seen[key]!r} and {link.name!r}")
+                problems.append(
+                    f"interface eth{idx} of {device!r} is on both {seen[key]!r} and {link.name!r}"
+                )
             seen[key] = link.name
-    for dev in names:
-        indexes = sorted(idx for d, idx in seen if d == dev)
+    for name in names:
+        indexes = sorted(idx for d, idx in seen if d == name)
         if indexes and indexes != list(range(len(indexes))):
-            problems.append(f"interfaces of {dev!r} must be numbered eth0..eth{len(indexes) - 1} with no gap; got {indexes}")
+            problems.append(
+                f"interfaces of {name!r} must be numbered eth0..eth{len(indexes) - 1} "
+                f"with no gap; got {indexes}"
+            )
     return problems
 
 
 def _limit_problems(dev: DeviceSpec) -> list[str]:
     out = []
     if not 16 <= dev.limits.memory_mib <= 65536:
-        out.append(f"device {dev.name!r}: memory_mib {dev.limits.memory_mib} must be within 16..65536")
+        out.append(
+            f"device {dev.name!r}: memory_mib {dev.limits.memory_mib} must be within 16..65536"
+        )
     if not 0.01 <= dev.limits.cpus <= 64:
         out.append(f"device {dev.name!r}: cpus {dev.limits.cpus} must be within 0.01..64")
     if not 16 <= dev.limits.pids <= 32768:

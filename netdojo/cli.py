@@ -9,7 +9,7 @@ from typing import Annotated
 import anyio
 import typer
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from netdojo import __version__
@@ -22,7 +22,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-lab_app = typer.Typer(help="Run Kathará lab folders and netdojo labs by hand.", no_args_is_help=True)
+lab_app = typer.Typer(
+    help="Run Kathará lab folders and netdojo labs by hand.", no_args_is_help=True
+)
 app.add_typer(lab_app, name="lab")
 console = Console()
 err_console = Console(stderr=True)
@@ -52,7 +54,7 @@ def setup() -> None:
     with Progress(
         SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console
     ) as progress:
-        tasks: dict[str, int] = {}
+        tasks: dict[str, TaskID] = {}
 
         def start(name: str) -> None:
             tasks[name] = progress.add_task(f"{name}: checking", total=1)
@@ -117,7 +119,9 @@ def demo() -> None:
 
 @lab_app.command("up")
 def lab_up(
-    folder: Annotated[Path, typer.Argument(exists=True, file_okay=False, help="Kathará lab folder")],
+    folder: Annotated[
+        Path, typer.Argument(exists=True, file_okay=False, help="Kathará lab folder")
+    ],
     name: Annotated[str | None, typer.Option(help="Name of the deployed lab.")] = None,
 ) -> None:
     """Deploy a Kathará lab folder; it stays up until `netdojo lab down NAME`."""

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from docker.errors import ImageNotFound
 
+from netdojo.labs.apt import apt_install
 from netdojo.labs.engine import client
 from netdojo.labs.errors import PrerequisiteError
 from netdojo.labs.paths import sub_dir
@@ -40,7 +41,13 @@ PATH_ENV = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 FILES_DIR = Path(__file__).parent / "files"
 ADDED_FILES = {"systemctl": "/usr/local/bin/systemctl", "service": "/usr/local/sbin/service"}
 # Bytes not needed in a device; removing them halves the image.
-PRUNED = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale", "var/cache/apt/archives")
+PRUNED = (
+    "usr/share/doc",
+    "usr/share/man",
+    "usr/share/info",
+    "usr/share/locale",
+    "var/cache/apt/archives",
+)
 RECIPE_VERSION = "1"
 
 Progress = Callable[[str], None]
@@ -76,7 +83,9 @@ def debian_mirror() -> str:
     lists = [Path("/etc/apt/sources.list"), *sorted(Path("/etc/apt/sources.list.d").glob("*.list"))]
     for path in lists:
         if path.exists():
-            candidates += re.findall(r"^deb\s+(?:\[[^]]*\]\s+)?(\S+)", path.read_text(), re.MULTILINE)
+            candidates += re.findall(
+                r"^deb\s+(?:\[[^]]*\]\s+)?(\S+)", path.read_text(), re.MULTILINE
+            )
     for uri in candidates:
         if uri.rstrip("/").endswith("/debian"):
             return uri
@@ -86,7 +95,7 @@ def debian_mirror() -> str:
 def build_image(progress: Progress = lambda _msg: None) -> str:
     """Build and tag the device image; returns its tag."""
     if shutil.which("debootstrap") is None:
-        raise PrerequisiteError("debootstrap is missing; as root run: apt-get install -y debootstrap")
+        progress(apt_install("debootstrap"))
     tag = device_image()
     work = Path(tempfile.mkdtemp(prefix="image-", dir=sub_dir("build")))
     rootfs = work / "rootfs"
@@ -104,7 +113,9 @@ def build_image(progress: Progress = lambda _msg: None) -> str:
         done = subprocess.run(argv, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             log = rootfs / "debootstrap" / "debootstrap.log"
-            detail = log.read_text(errors="replace")[-2000:] if log.exists() else done.stderr[-2000:]
+            detail = (
+                log.read_text(errors="replace")[-2000:] if log.exists() else done.stderr[-2000:]
+            )
             raise PrerequisiteError(f"debootstrap failed:\n{detail}")
         _customise(rootfs)
         progress(f"importing {tag}")

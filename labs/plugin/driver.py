@@ -14,6 +14,7 @@ import socketserver
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -74,7 +75,7 @@ class Driver:
         return [self.iptables, "-w", action, "FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT"]
 
     def handle(self, path: str, body: Json) -> Json:
-        handlers = {
+        handlers: dict[str, Callable[[Json], Json]] = {
             "/Plugin.Activate": lambda _b: {"Implements": ["NetworkDriver"]},
             "/NetworkDriver.GetCapabilities": lambda _b: {
                 "Scope": "local",
@@ -98,8 +99,18 @@ class Driver:
     def create_network(self, body: Json) -> Json:
         bridge = bridge_name(body["NetworkID"])
         if not os.path.exists(f"/sys/class/net/{bridge}"):
-            run("ip", "link", "add", bridge, "type", "bridge", "ageing_time", "0",
-                "group_fwd_mask", "0xfff8")
+            run(
+                "ip",
+                "link",
+                "add",
+                bridge,
+                "type",
+                "bridge",
+                "ageing_time",
+                "0",
+                "group_fwd_mask",
+                "0xfff8",
+            )
             run("ip", "link", "set", bridge, "addrgenmode", "none")
             run("ip", "link", "set", bridge, "up")
         if subprocess.run(self.forward_rule("-C", bridge), capture_output=True).returncode:
@@ -118,10 +129,14 @@ class Driver:
         endpoint = body["EndpointID"]
         options = body.get("Options") or {}
         requested = (body.get("Interface") or {}).get("MacAddress") or ""
-        mac = requested or options.get("kathara.mac_addr") or derived_mac(
-            str(options.get("kathara.link", body["NetworkID"])),
-            str(options.get("kathara.iface", "")),
-            endpoint,
+        mac = (
+            requested
+            or options.get("kathara.mac_addr")
+            or derived_mac(
+                str(options.get("kathara.link", body["NetworkID"])),
+                str(options.get("kathara.iface", "")),
+                endpoint,
+            )
         )
         self.macs[endpoint] = mac
         # Docker refuses a MAC in the answer when the request already carried one.
@@ -163,7 +178,7 @@ class Driver:
 class Handler(BaseHTTPRequestHandler):
     driver: Driver
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server naming)
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
@@ -181,7 +196,7 @@ class Handler(BaseHTTPRequestHandler):
     def address_string(self) -> str:
         return "docker"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         sys.stderr.write(f"{self.command} {self.path} {args[1] if len(args) > 1 else ''}\n")
 
 

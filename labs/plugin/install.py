@@ -114,7 +114,7 @@ def install_plugin(image: str) -> str:
 
 
 def xtables_lock_source() -> str:
-    """The lock mount Kathará expects: none on nf_tables hosts, the host's lock file on legacy ones."""
+    """The lock mount Kathará expects: none with nf_tables, the host's lock file with legacy."""
     if "nf_tables" in Networking.get_iptables_version():
         return ""
     XTABLES_LOCK.touch(exist_ok=True)
@@ -132,7 +132,9 @@ def enable_plugin() -> None:
 
 def _export_rootfs(image: str, rootfs: Path) -> None:
     docker = client(timeout=600)
-    container = docker.containers.create(image, command=["/bin/true"], labels={"app": "netdojo-build"})
+    container = docker.containers.create(
+        image, command=["/bin/true"], labels={"app": "netdojo-build"}
+    )
     try:
         with subprocess.Popen(["tar", "-C", str(rootfs), "-x"], stdin=subprocess.PIPE) as untar:
             assert untar.stdin is not None

@@ -8,6 +8,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+
 from netdojo.labs.errors import LabSpecError
 from netdojo.labs.labfolder import LabFolderWarning, collision_domain_names, load_lab_folder
 from netdojo.labs.spec import DEFAULT_IMAGE, NAME_PATTERN, LabSpec

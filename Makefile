@@ -1,0 +1,43 @@
+# The two entry points: `make demo` and `make test`. Each provisions what is missing first.
+SHELL := /bin/bash
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PYTHON ?= python3
+
+.PHONY: demo test setup doctor lint bench clean-venv
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "netdojo needs Python 3.11 or newer"'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || { \
+		echo "python venv support missing; installing python3-venv"; \
+		apt-get update -q && apt-get install -y -q python3-venv && $(PYTHON) -m venv $(VENV); }
+	$(BIN)/python -m pip install -q --upgrade "pip>=23"
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+setup: $(STAMP)
+	$(BIN)/netdojo setup
+
+demo: setup
+	$(BIN)/netdojo demo
+
+test: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+
+doctor: $(STAMP)
+	$(BIN)/netdojo doctor
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy netdojo labs
+
+bench: setup
+	$(BIN)/python benchmarks/lab_lifecycle.py
+
+clean-venv:
+	rm -rf $(VENV)

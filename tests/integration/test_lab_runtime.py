@@ -1,0 +1,149 @@
+"""A live OSPF lab: convergence, exec limits, files, FRR control, isolation and teardown."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import pytest
+
+from netdojo.labs.errors import LabError, UnknownDeviceError
+from netdojo.labs.runtime import LiveLab, deploy_lab, start_lab, stop_lab
+from netdojo.labs.samples import host_address, ospf_converged, ospf_ring
+from netdojo.labs.spec import LabSpec
+
+from .leftovers import leftovers, new_since
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_adjacencies_reach_full_and_hosts_ping(triangle: LiveLab) -> None:
+    for router in ("r1", "r2", "r3"):
+        shown = await triangle.vtysh(router, "show ip ospf neighbor json")
+        neighbours = json.loads(shown.stdout)["neighbors"]
+        states = [n["nbrState"] for entries in neighbours.values() for n in entries]
+        assert len(states) == 2 and all(s.startswith("Full") for s in states), states
+    target = host_address(triangle.spec, "h2")
+    ping = await triangle.exec("h1", ["ping", "-c", "3", "-i", "0.2", "-W", "1", target])
+    assert ping.ok, ping.stdout + ping.stderr
+    assert " 0% packet loss" in ping.stdout
+
+
+async def test_exec_runs_argv_without_a_shell(triangle: LiveLab) -> None:
+    result = await triangle.exec("r1", ["echo", "$HOME;", "id"])
+    assert result.stdout == "$HOME; id\n"
+    assert result.exit_code == 0 and not result.truncated and not result.timed_out
+
+
+async def test_exec_timeout_kills_the_command_in_the_device(triangle: LiveLab) -> None:
+    result = await triangle.exec("r1", ["sleep", "30"], timeout=1)
+    assert result.timed_out and result.exit_code == 124
+    assert result.duration_s < 5
+    left = await triangle.exec("r1", ["pgrep", "-x", "sleep"])
+    assert left.exit_code == 1, left.stdout
+
+
+async def test_exec_output_is_capped(triangle: LiveLab) -> None:
+    result = await triangle.exec("r1", ["yes"], max_output=4096, timeout=10)
+    assert result.truncated
+    assert len(result.stdout.encode()) <= 4096
+    assert result.duration_s < 5
+    left = await triangle.exec("r1", ["pgrep", "-x", "yes"])
+    assert left.exit_code == 1, left.stdout
+
+
+async def test_unknown_device_lists_the_valid_ones(triangle: LiveLab) -> None:
+    with pytest.raises(UnknownDeviceError) as caught:
+        await triangle.exec("r9", ["true"])
+    assert "r1" in str(caught.value) and "h2" in str(caught.value)
+
+
+async def test_files_read_and_write(triangle: LiveLab) -> None:
+    await triangle.write_file("h1", "/tmp/netdojo/note.txt", "hello\nlab\n")
+    assert await triangle.read_file("h1", "/tmp/netdojo/note.txt") == "hello\nlab\n"
+    conf = await triangle.read_file("r1", "/etc/frr/frr.conf")
+    assert "router ospf" in conf
+    with pytest.raises(LabError):
+        await triangle.read_file("h1", "/no/such/file")
+
+
+async def test_restart_one_daemon_and_reconverge(triangle: LiveLab) -> None:
+    before = await triangle.exec("r2", ["pgrep", "-x", "ospfd"])
+    restarted = await triangle.restart_frr("r2", "ospfd")
+    assert restarted.ok, restarted.stdout + restarted.stderr
+    after = await triangle.exec("r2", ["pgrep", "-x", "ospfd"])
+    assert after.ok and after.stdout != before.stdout
+    await triangle.wait_until(ospf_converged, deadline_s=30)
+
+
+async def test_devices_are_limited() -> None:
+    spec = LabSpec.build(
+        name="limits",
+        devices=[{"name": "h1", "role": "host", "limits": {"memory_mib": 64, "pids": 32}}],
+    )
+    async with deploy_lab(spec) as lab:
+        container = lab._container("h1")
+        host_config = container.attrs["HostConfig"]
+        assert host_config["Memory"] == 64 * 2**20
+        assert host_config["PidsLimit"] == 32
+        assert not host_config["Privileged"]
+        routes = await lab.exec("h1", ["ip", "route"])
+        assert routes.stdout.strip() == "", "a device must have no route off the lab"
+
+
+async def test_two_labs_with_identical_addresses_stay_isolated() -> None:
+    spec = ospf_ring(3, 2, name="twin")
+    target = host_address(spec, "h2")
+    labs: list[LiveLab] = []
+
+    async def start() -> None:
+        labs.append(await start_lab(spec))
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(start)
+            group.start_soon(start)
+        first, second = labs
+        assert first.name != second.name
+        for lab in labs:
+            await lab.wait_until(ospf_converged, deadline_s=60)
+        await second.exec("h2", ["ip", "link", "set", "eth0", "down"])
+        reach = await first.exec("h1", ["ping", "-c", "2", "-i", "0.2", "-W", "1", target])
+        cut = await second.exec("h1", ["ping", "-c", "2", "-i", "0.2", "-W", "1", target])
+        assert reach.ok, "lab one must still reach its own h2"
+        assert not cut.ok, "lab two's h2 is down: its h1 must not reach lab one's h2"
+    finally:
+        with anyio.CancelScope(shield=True):
+            for lab in labs:
+                await stop_lab(lab)
+
+
+async def test_teardown_leaves_nothing() -> None:
+    before = leftovers()
+    async with deploy_lab(ospf_ring(3, 2, name="clean")) as lab:
+        during = new_since(before)
+        assert len(during["containers"]) == 5
+        assert len(during["bridges"]) == len(lab.spec.links)
+        assert len(during["rules"]) == len(lab.spec.links)
+    assert new_since(before) == {}
+
+
+async def test_failed_deploy_is_rolled_back() -> None:
+    before = leftovers()
+    spec = LabSpec.build(
+        name="broken",
+        devices=[{"name": "r1"}, {"name": "r2", "image": "netdojo/absent:none"}],
+        links=[{"name": "a", "endpoints": [("r1", 0), ("r2", 0)]}],
+    )
+    with pytest.raises(Exception):  # noqa: B017 (Kathará's own error type for a missing image)
+        async with deploy_lab(spec):
+            pass
+    assert new_since(before) == {}
+
+
+async def test_cancellation_tears_the_lab_down() -> None:
+    before = leftovers()
+    with anyio.move_on_after(1.0):
+        async with deploy_lab(ospf_ring(3, 0, name="cancel")):
+            await anyio.sleep(60)
+    assert new_since(before) == {}
