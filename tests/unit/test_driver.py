@@ -8,6 +8,8 @@ import pytest
 
 from netdojo.labs.plugin import driver
 
+MAC = "02:00:00:00:00:01"
+
 
 def test_names_fit_linux_interface_names() -> None:
     network, endpoint = "a" * 64, "b" * 64
@@ -47,7 +49,7 @@ def test_endpoint_mac_comes_from_kathara_or_is_derived(plain_driver: driver.Driv
             "Options": {"kathara.mac_addr": "02:00:00:00:00:01"},
         },
     )
-    assert given == {"Interface": {"MacAddress": "02:00:00:00:00:01"}}
+    assert given == {"Interface": {"MacAddress": MAC}}
     derived = plain_driver.handle(
         "/NetworkDriver.CreateEndpoint",
         {
