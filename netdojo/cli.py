@@ -52,20 +52,24 @@ def setup() -> None:
     from netdojo.labs.provision import setup as run_setup
 
     with Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
     ) as progress:
         tasks: dict[str, TaskID] = {}
 
         def start(name: str) -> None:
-            tasks[name] = progress.add_task(f"{name}: checking", total=1)
+            tasks[name] = progress.add_task(f"{name}: working", total=1)
 
         def end(report: StepReport) -> None:
+            progress.remove_task(tasks[report.name])
             style = {"skipped": "dim", "done": "green", "failed": "bold red"}[report.action]
-            progress.update(
-                tasks[report.name],
-                completed=1,
-                description=f"[{style}]{report.name}: {report.action}[/] ({report.seconds:.1f}s) "
+            progress.console.print(
+                f"[{style}]{report.name}: {report.action}[/] ({report.seconds:.1f}s) "
                 f"{report.detail}",
+                soft_wrap=True,
             )
 
         reports = run_setup(start, end)
