@@ -1,0 +1,257 @@
+"""Scenario families and `generate`: (family, level, seed) -> one `Scenario`, deterministically."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass
+
+from netdojo.labs.errors import NetdojoError
+from netdojo.scenarios.briefs import Symptoms, reactive_brief
+from netdojo.scenarios.faults import INJECTORS, FaultContext, FaultPlan, red_herring
+from netdojo.scenarios.forwarding import Impact, reachable_pairs
+from netdojo.scenarios.model import (
+    DeviceFacts,
+    HiddenHalf,
+    InterfaceFacts,
+    Kind,
+    Probe,
+    PublicHalf,
+    Scenario,
+    scenario_id,
+)
+from netdojo.scenarios.network import Network, Routing, plan_network, render_lab
+from netdojo.scenarios.topology import Shape, make_topology, router_count
+
+LEVELS = (1, 2, 3)
+REAL_FAULTS_BY_LEVEL = {1: 1, 2: 2, 3: 3}
+MAX_ATTEMPTS = 200
+
+
+class ScenarioError(NetdojoError):
+    """A family, level or seed that cannot produce a scenario."""
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    kind: Kind
+    routing: Routing
+    types: tuple[str, ...]
+    shapes: dict[int, tuple[Shape, ...]]
+    summary: str
+
+
+REDUNDANT: dict[int, tuple[Shape, ...]] = {
+    1: ("chain", "tree", "star", "ring"),
+    2: ("tree", "ring", "random", "leaf-spine"),
+    3: ("random", "leaf-spine", "tree", "ring"),
+}
+LOOP_FREE: dict[int, tuple[Shape, ...]] = {
+    1: ("chain", "tree", "star"),
+    2: ("tree", "ring", "random"),
+    3: ("random", "tree", "leaf-spine"),
+}
+
+FAMILIES: dict[str, Family] = {
+    f.name: f
+    for f in (
+        Family(
+            "static-routing",
+            "reactive",
+            "static",
+            (
+                "static.missing_route",
+                "static.wrong_next_hop",
+                "static.wrong_prefix",
+                "static.blackhole",
+                "static.more_specific_hijack",
+                "iface.admin_down",
+                "iface.wrong_address",
+            ),
+            LOOP_FREE,
+            "Routers forward with static routes; repair routes and links that broke forwarding.",
+        ),
+        Family(
+            "ospf-adjacency",
+            "reactive",
+            "ospf",
+            (
+                "ospf.area_mismatch",
+                "ospf.hello_mismatch",
+                "ospf.dead_mismatch",
+                "ospf.passive_transit",
+                "ospf.missing_network_transit",
+                "iface.mtu_mismatch",
+                "iface.admin_down",
+                "iface.wrong_address",
+            ),
+            REDUNDANT,
+            "A single-area OSPF network lost adjacencies; restore them.",
+        ),
+        Family(
+            "ospf-routing",
+            "reactive",
+            "ospf",
+            (
+                "ospf.missing_network_stub",
+                "static.blackhole",
+                "static.more_specific_hijack",
+                "iface.lan_wrong_mask",
+            ),
+            REDUNDANT,
+            "OSPF is up but some prefixes are missing or overridden; repair the routing.",
+        ),
+        Family(
+            "host-config",
+            "reactive",
+            "ospf",
+            (
+                "host.wrong_gateway",
+                "host.missing_default",
+                "host.wrong_mask",
+                "iface.lan_wrong_mask",
+            ),
+            REDUNDANT,
+            "Hosts lost connectivity through their own or their gateway's settings.",
+        ),
+    )
+}
+
+
+def check_choice(family: str, level: int, seed: int) -> Family:
+    if family not in FAMILIES:
+        raise ScenarioError(f"unknown family {family!r}; families are: {', '.join(FAMILIES)}")
+    if level not in LEVELS:
+        raise ScenarioError(f"unknown level {level!r}; levels are: {', '.join(map(str, LEVELS))}")
+    if not 0 <= seed < 2**32:
+        raise ScenarioError(f"seed must be an integer in 0..{2**32 - 1}, got {seed}")
+    return FAMILIES[family]
+
+
+def generate(family: str, level: int, seed: int) -> Scenario:
+    spec = check_choice(family, level, seed)
+    rng = random.Random(f"scenario/{family}/{level}/{seed}")
+    shape = rng.choice(spec.shapes[level])
+    topology = make_topology(shape, router_count(level, rng), rng.randrange(2**31))
+    network = plan_network(topology, level, rng)
+    ctx = FaultContext(network=network, routing=spec.routing, rng=rng)
+    plans = _pick_faults(spec, ctx, REAL_FAULTS_BY_LEVEL[level])
+    if level >= 2:
+        plans.append(red_herring(ctx))
+    return _assemble(spec, level, seed, network, plans, rng)
+
+
+def _pick_faults(spec: Family, ctx: FaultContext, count: int) -> list[FaultPlan]:
+    baseline = reachable_pairs(ctx.network, spec.routing, Impact())
+    plans: list[FaultPlan] = []
+    impact = Impact()
+    for _ in range(MAX_ATTEMPTS):
+        if len(plans) == count:
+            return plans
+        plan = INJECTORS[ctx.rng.choice(spec.types)](ctx)
+        if plan is None:
+            continue
+        merged = impact.merge(plan.impact)
+        alone = reachable_pairs(ctx.network, spec.routing, plan.impact)
+        if alone == baseline and not plan.healthy:
+            continue  # no symptom of its own: an agent could not find it from the brief
+        plans.append(plan)
+        impact = merged
+    raise ScenarioError(f"{spec.name}: found only {len(plans)} of {count} faults with symptoms")
+
+
+def _ping(network: Network, a: str, b: str, tag: str) -> Probe:
+    return Probe(
+        id=f"{tag}:ping:{a}-{b}",
+        description=f"{a} can ping {b} ({network.host_address(b)})",
+        kind="ping",
+        device=a,
+        params={"target": network.host_address(b), "expect": True},
+    )
+
+
+def _assemble(
+    spec: Family,
+    level: int,
+    seed: int,
+    network: Network,
+    plans: list[FaultPlan],
+    rng: random.Random,
+) -> Scenario:
+    impact = Impact()
+    for plan in plans:
+        impact = impact.merge(plan.impact)
+    baseline = reachable_pairs(network, spec.routing, Impact())
+    working = reachable_pairs(network, spec.routing, impact)
+    pairs = list(itertools.combinations(sorted(network.lans), 2))
+    broken = [(a, b) for a, b in pairs if (a, b) not in working or (b, a) not in working]
+    intact = [(a, b) for a, b in pairs if (a, b) not in broken and (a, b) in baseline]
+    real = [p for p in plans if not p.fault.red_herring]
+    herrings = [p for p in plans if p.fault.red_herring]
+    targets = [_ping(network, a, b, "target") for a, b in broken]
+    targets += [probe for plan in real for probe in plan.healthy]
+    guards = [_ping(network, a, b, "guard") for a, b in intact]
+    if spec.routing == "ospf":
+        guards += _adjacency_guards(network, impact)
+    isolated = sorted(
+        h for h in network.lans if all((h, o) not in working for o in network.lans if o != h)
+    )
+    symptoms = Symptoms(
+        broken_pairs=broken,
+        isolated=isolated if len(network.lans) > 2 else [],
+        missing_adjacencies=len(impact.down_links) if spec.routing == "ospf" else 0,
+        addresses={h: network.host_address(h) for h in network.lans},
+    )
+    name = f"{spec.name.split('-')[0]}{level}"
+    return Scenario(
+        id=scenario_id(spec.name, level, seed),
+        family=spec.name,
+        level=level,
+        seed=seed,
+        kind=spec.kind,
+        public=PublicHalf(
+            brief=reactive_brief(symptoms, [], rng),
+            devices=_facts(network),
+            links=[(link, [dev for dev, _ in ends]) for link, ends in network.links],
+        ),
+        hidden=HiddenHalf(
+            lab=render_lab(network, spec.routing, name),
+            faults=[plan.fault for plan in plans],
+            solution=[call for plan in reversed(real) for call in plan.fault.fix],
+            targets=targets,
+            guards=guards,
+            adherence=[probe for plan in herrings for probe in plan.healthy],
+        ),
+    )
+
+
+def _adjacency_guards(network: Network, impact: Impact) -> list[Probe]:
+    guards = []
+    for a, b in network.transit_links():
+        if frozenset((a, b)) in impact.down_links:
+            continue
+        loopback = network.node(b).loopback
+        guards.append(
+            Probe(
+                id=f"guard:ospf:{a}-{b}",
+                description=f"{a} is in a Full OSPF adjacency with {b}",
+                kind="ospf_full",
+                device=a,
+                params={"neighbor": loopback, "expect": True},
+            )
+        )
+    return guards
+
+
+def _facts(network: Network) -> list[DeviceFacts]:
+    return [
+        DeviceFacts(
+            name=node.name,
+            role=node.role,
+            interfaces=[
+                InterfaceFacts(name=i.name, link=i.link, address=i.address) for i in node.ifaces
+            ],
+        )
+        for node in network.nodes
+    ]

@@ -1,0 +1,603 @@
+"""The fault catalogue: how each fault type is injected, detected, fixed, and what it breaks.
+
+Each injector picks a target in the network with the seeded `random.Random`, and returns a
+`FaultPlan`: the `Fault` (inject and fix as tool calls, probes that hold while it is active),
+its `Impact` on forwarding, and functional probes that hold once it is repaired. Injections
+use the means an operator would: vtysh configuration lines and `ip` commands.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from netdojo.scenarios.forwarding import Impact
+from netdojo.scenarios.model import Fault, Probe, configure, execute
+from netdojo.scenarios.network import Iface, Network, Routing, static_routes
+
+
+@dataclass
+class FaultContext:
+    network: Network
+    routing: Routing
+    rng: random.Random
+    used: set[str] = field(default_factory=set)  # devices and interfaces already faulted
+
+    def take(self, *keys: str) -> bool:
+        """Reserve ``keys``; False when one is already used by another fault."""
+        if any(key in self.used for key in keys):
+            return False
+        self.used.update(keys)
+        return True
+
+
+@dataclass
+class FaultPlan:
+    fault: Fault
+    impact: Impact
+    healthy: list[Probe]  # functional checks that hold once the fault is repaired
+
+
+Injector = Callable[[FaultContext], FaultPlan | None]
+
+
+def _rid(network: Network, router: str) -> str:
+    loopback = network.node(router).loopback
+    assert loopback is not None
+    return loopback
+
+
+def _subnet(iface: Iface) -> str:
+    return str(ipaddress.ip_interface(iface.address).network)
+
+
+def _adjacency(network: Network, a: str, b: str, expect: bool, tag: str) -> Probe:
+    state = "is" if expect else "is not"
+    return Probe(
+        id=f"{tag}:ospf:{a}-{b}",
+        description=f"{a} {state} in a Full OSPF adjacency with {b}",
+        kind="ospf_full",
+        device=a,
+        params={"neighbor": _rid(network, b), "expect": expect},
+    )
+
+
+def _transit(ctx: FaultContext) -> tuple[str, str, Iface] | None:
+    """A router-to-router link end not yet faulted: (router, peer, router's interface)."""
+    links = ctx.network.transit_links()
+    ctx.rng.shuffle(links)
+    for a, b in links:
+        if ctx.rng.random() < 0.5:
+            a, b = b, a
+        iface = ctx.network.node(a).iface_to(b)
+        if ctx.take(f"link:{a}:{b}", f"link:{b}:{a}", f"if:{a}:{iface.name}"):
+            return a, b, iface
+    return None
+
+
+def _link_down(network: Network, a: str, b: str, tag: str) -> tuple[Impact, list[Probe]]:
+    impact = Impact(down_links={frozenset((a, b))})
+    return impact, [_adjacency(network, a, b, True, tag)]
+
+
+def _ospf_link_fault(type_: str, inject: list[str], fix: list[str], under: str) -> Injector:
+    """An OSPF fault on one end of a transit link, written as config lines.
+
+    ``under`` is ``interface`` or ``router``; ``{iface}`` and ``{subnet}`` are filled in.
+    """
+
+    def injector(ctx: FaultContext) -> FaultPlan | None:
+        if ctx.routing != "ospf":
+            return None
+        picked = _transit(ctx)
+        if picked is None:
+            return None
+        a, b, iface = picked
+        head = f"interface {iface.name}" if under == "interface" else "router ospf"
+        values = {"iface": iface.name, "subnet": _subnet(iface)}
+        impact, healthy = _link_down(ctx.network, a, b, type_)
+        present = [_adjacency(ctx.network, a, b, False, type_)]
+        return FaultPlan(
+            Fault(
+                type=type_,
+                device=a,
+                params={"interface": iface.name, "peer": b},
+                inject=[configure(a, head, *(line.format(**values) for line in inject))],
+                fix=[configure(a, head, *(line.format(**values) for line in fix))],
+                present=present,
+            ),
+            impact,
+            healthy,
+        )
+
+    return injector
+
+
+def admin_down(ctx: FaultContext) -> FaultPlan | None:
+    picked = _transit(ctx)
+    if picked is None:
+        return None
+    a, b, iface = picked
+    impact, healthy = _link_down(ctx.network, a, b, "iface.admin_down")
+    present = Probe(
+        id=f"iface.admin_down:{a}:{iface.name}",
+        description=f"{a} {iface.name} is administratively down",
+        kind="link_up",
+        device=a,
+        params={"interface": iface.name, "expect": False},
+    )
+    return FaultPlan(
+        Fault(
+            type="iface.admin_down",
+            device=a,
+            params={"interface": iface.name},
+            inject=[execute(a, f"ip link set dev {iface.name} down")],
+            fix=[execute(a, f"ip link set dev {iface.name} up")],
+            present=[present],
+        ),
+        impact,
+        healthy if ctx.routing == "ospf" else [],
+    )
+
+
+def wrong_address(ctx: FaultContext) -> FaultPlan | None:
+    picked = _transit(ctx)
+    if picked is None:
+        return None
+    a, b, iface = picked
+    good = ipaddress.ip_interface(iface.address)
+    octets = str(good.ip).split(".")
+    wrong = f"{octets[0]}.{octets[1]}.254.{int(octets[3]) % 4 + 4 * ctx.rng.randint(1, 60)}/30"
+    impact, healthy = _link_down(ctx.network, a, b, "iface.wrong_address")
+    present = Probe(
+        id=f"iface.wrong_address:{a}:{iface.name}",
+        description=f"{a} {iface.name} carries {wrong}",
+        kind="address",
+        device=a,
+        params={"interface": iface.name, "address": wrong, "expect": True},
+    )
+    head = f"interface {iface.name}"
+    return FaultPlan(
+        Fault(
+            type="iface.wrong_address",
+            device=a,
+            params={"interface": iface.name, "wrong": wrong, "intended": iface.address},
+            inject=[configure(a, head, f"no ip address {iface.address}", f"ip address {wrong}")],
+            fix=[configure(a, head, f"no ip address {wrong}", f"ip address {iface.address}")],
+            present=[present],
+        ),
+        impact,
+        healthy if ctx.routing == "ospf" else [],
+    )
+
+
+def _lan_port(ctx: FaultContext) -> tuple[str, str, Iface] | None:
+    """A router port facing a host, not yet faulted: (router, host, router's interface)."""
+    hosts = sorted(ctx.network.lans)
+    ctx.rng.shuffle(hosts)
+    for host in hosts:
+        router = ctx.network.router_of(host)
+        iface = ctx.network.node(router).iface_to(host)
+        if ctx.take(f"if:{router}:{iface.name}", f"host:{host}"):
+            return router, host, iface
+    return None
+
+
+def lan_wrong_mask(ctx: FaultContext) -> FaultPlan | None:
+    picked = _lan_port(ctx)
+    if picked is None:
+        return None
+    router, host, iface = picked
+    ip = iface.address.split("/")[0]
+    wrong = f"{ip}/29"
+    present = Probe(
+        id=f"iface.lan_wrong_mask:{router}",
+        description=f"{router} {iface.name} carries {wrong}",
+        kind="address",
+        device=router,
+        params={"interface": iface.name, "address": wrong, "expect": True},
+    )
+    head = f"interface {iface.name}"
+    return FaultPlan(
+        Fault(
+            type="iface.lan_wrong_mask",
+            device=router,
+            params={"interface": iface.name, "wrong": wrong, "intended": iface.address},
+            inject=[
+                configure(router, head, f"no ip address {iface.address}", f"ip address {wrong}")
+            ],
+            fix=[configure(router, head, f"no ip address {wrong}", f"ip address {iface.address}")],
+            present=[present],
+        ),
+        Impact(isolated={host}),
+        [],
+    )
+
+
+def mtu_mismatch(ctx: FaultContext) -> FaultPlan | None:
+    if ctx.routing != "ospf":
+        return None
+    picked = _transit(ctx)
+    if picked is None:
+        return None
+    a, b, iface = picked
+    impact, healthy = _link_down(ctx.network, a, b, "iface.mtu_mismatch")
+    return FaultPlan(
+        Fault(
+            type="iface.mtu_mismatch",
+            device=a,
+            params={"interface": iface.name, "mtu": 1400},
+            inject=[execute(a, f"ip link set dev {iface.name} mtu 1400")],
+            fix=[execute(a, f"ip link set dev {iface.name} mtu 1500")],
+            present=[_adjacency(ctx.network, a, b, False, "iface.mtu_mismatch")],
+        ),
+        impact,
+        healthy,
+    )
+
+
+def _static_route(ctx: FaultContext, need_alternative: bool) -> tuple[str, str, str] | None:
+    """A router's static route to a LAN: (router, prefix, next hop); static plan only."""
+    candidates = [
+        (router, prefix, hop)
+        for router, routes in static_routes(ctx.network).items()
+        for prefix, hop in routes
+    ]
+    ctx.rng.shuffle(candidates)
+    for router, prefix, hop in candidates:
+        if need_alternative and len(ctx.network.node(router).ifaces) < 2:
+            continue
+        if ctx.take(f"route:{router}:{prefix}"):
+            return router, prefix, hop
+    return None
+
+
+def _hosts_in(network: Network, prefix: str) -> set[str]:
+    net = ipaddress.ip_network(prefix)
+    return {h for h in network.lans if ipaddress.ip_address(network.host_address(h)) in net}
+
+
+def _route_probe(tag: str, device: str, prefix: str, expect: bool, **extra: object) -> Probe:
+    what = "has" if expect else "has no"
+    return Probe(
+        id=f"{tag}:{device}:{prefix}",
+        description=f"{device} {what} a selected route to {prefix}",
+        kind="route",
+        device=device,
+        params={"prefix": prefix, "expect": expect, **extra},
+    )
+
+
+def missing_route(ctx: FaultContext) -> FaultPlan | None:
+    if ctx.routing != "static" or not (picked := _static_route(ctx, False)):
+        return None
+    router, prefix, hop = picked
+    return FaultPlan(
+        Fault(
+            type="static.missing_route",
+            device=router,
+            params={"prefix": prefix},
+            inject=[configure(router, f"no ip route {prefix} {hop}")],
+            fix=[configure(router, f"ip route {prefix} {hop}")],
+            present=[_route_probe("static.missing_route", router, prefix, False)],
+        ),
+        Impact(drops={router: _hosts_in(ctx.network, prefix)}),
+        [],
+    )
+
+
+def _wrong_neighbour(ctx: FaultContext, router: str, hop: str) -> tuple[str, str] | None:
+    """Another router next to ``router`` and the address to reach it: (router, address)."""
+    options = [
+        (i.peer, ctx.network.node(i.peer).iface_to(router).address.split("/")[0])
+        for i in ctx.network.node(router).ifaces
+        if ctx.network.node(i.peer).role == "router"
+    ]
+    options = [option for option in options if option[1] != hop]
+    return ctx.rng.choice(sorted(options)) if options else None
+
+
+def wrong_next_hop(ctx: FaultContext) -> FaultPlan | None:
+    if ctx.routing != "static" or not (picked := _static_route(ctx, True)):
+        return None
+    router, prefix, hop = picked
+    wrong = _wrong_neighbour(ctx, router, hop)
+    if wrong is None:
+        return None
+    peer, address = wrong
+    present = _route_probe("static.wrong_next_hop", router, prefix, True, via=address)
+    hosts = _hosts_in(ctx.network, prefix)
+    return FaultPlan(
+        Fault(
+            type="static.wrong_next_hop",
+            device=router,
+            params={"prefix": prefix, "wrong": address, "intended": hop},
+            inject=[
+                configure(router, f"no ip route {prefix} {hop}", f"ip route {prefix} {address}")
+            ],
+            fix=[configure(router, f"no ip route {prefix} {address}", f"ip route {prefix} {hop}")],
+            present=[present],
+        ),
+        Impact(redirects={router: dict.fromkeys(hosts, peer)}),
+        [],
+    )
+
+
+def wrong_prefix(ctx: FaultContext) -> FaultPlan | None:
+    if ctx.routing != "static" or not (picked := _static_route(ctx, False)):
+        return None
+    router, prefix, hop = picked
+    net = ipaddress.ip_network(prefix)
+    octets = str(net.network_address).split(".")
+    octets[2] = str((int(octets[2]) + 10 * ctx.rng.randint(1, 9)) % 250)
+    typo = f"{'.'.join(octets)}/24"
+    if typo in ctx.network.lans.values():
+        return None
+    return FaultPlan(
+        Fault(
+            type="static.wrong_prefix",
+            device=router,
+            params={"prefix": prefix, "typo": typo},
+            inject=[configure(router, f"no ip route {prefix} {hop}", f"ip route {typo} {hop}")],
+            fix=[configure(router, f"no ip route {typo} {hop}", f"ip route {prefix} {hop}")],
+            present=[_route_probe("static.wrong_prefix", router, prefix, False)],
+        ),
+        Impact(drops={router: _hosts_in(ctx.network, prefix)}),
+        [],
+    )
+
+
+def _transit_router_for(ctx: FaultContext) -> tuple[str, str] | None:
+    """A router and a remote LAN prefix, the router not attached to that LAN."""
+    pairs = [
+        (router.name, prefix)
+        for router in ctx.network.routers
+        for host, prefix in sorted(ctx.network.lans.items())
+        if ctx.network.router_of(host) != router.name
+    ]
+    ctx.rng.shuffle(pairs)
+    for router, prefix in pairs:
+        if ctx.take(f"route:{router}:{prefix}"):
+            return router, prefix
+    return None
+
+
+def blackhole(ctx: FaultContext) -> FaultPlan | None:
+    picked = _transit_router_for(ctx)
+    if picked is None:
+        return None
+    router, prefix = picked
+    return FaultPlan(
+        Fault(
+            type="static.blackhole",
+            device=router,
+            params={"prefix": prefix},
+            inject=[execute(router, f"ip route add blackhole {prefix}")],
+            fix=[execute(router, f"ip route del blackhole {prefix}")],
+            present=[_route_probe("static.blackhole", router, prefix, True, blackhole=True)],
+        ),
+        Impact(drops={router: _hosts_in(ctx.network, prefix)}),
+        [],
+    )
+
+
+def more_specific_hijack(ctx: FaultContext) -> FaultPlan | None:
+    picked = _transit_router_for(ctx)
+    if picked is None:
+        return None
+    router, prefix = picked
+    lower = str(next(ipaddress.ip_network(prefix).subnets(new_prefix=25)))
+    hosts = _hosts_in(ctx.network, lower)
+    wrong = _wrong_neighbour(ctx, router, "")
+    if not hosts or wrong is None:
+        return None
+    peer, address = wrong
+    present = _route_probe("static.more_specific_hijack", router, lower, True)
+    return FaultPlan(
+        Fault(
+            type="static.more_specific_hijack",
+            device=router,
+            params={"prefix": lower, "via": address},
+            inject=[configure(router, f"ip route {lower} {address}")],
+            fix=[configure(router, f"no ip route {lower} {address}")],
+            present=[present],
+        ),
+        Impact(redirects={router: dict.fromkeys(hosts, peer)}),
+        [],
+    )
+
+
+def missing_network_stub(ctx: FaultContext) -> FaultPlan | None:
+    if ctx.routing != "ospf" or not (picked := _lan_port(ctx)):
+        return None
+    router, host, iface = picked
+    subnet = _subnet(iface)
+    present = Probe(
+        id=f"ospf.missing_network_stub:{router}",
+        description=f"{router} does not announce {subnet} in OSPF",
+        kind="config",
+        device=router,
+        params={"pattern": f" network {subnet} area 0", "expect": False},
+    )
+    return FaultPlan(
+        Fault(
+            type="ospf.missing_network_stub",
+            device=router,
+            params={"prefix": subnet},
+            inject=[configure(router, "router ospf", f"no network {subnet} area 0")],
+            fix=[configure(router, "router ospf", f"network {subnet} area 0")],
+            present=[present],
+        ),
+        Impact(unannounced={host}),
+        [],
+    )
+
+
+def _host(ctx: FaultContext) -> str | None:
+    hosts = sorted(ctx.network.lans)
+    ctx.rng.shuffle(hosts)
+    return next((h for h in hosts if ctx.take(f"host:{h}")), None)
+
+
+def _default_probe(tag: str, host: str, gateway: str | None) -> Probe:
+    return Probe(
+        id=f"{tag}:{host}",
+        description=f"{host}'s default route is {'via ' + gateway if gateway else 'missing'}",
+        kind="default_route",
+        device=host,
+        params={"gateway": gateway, "expect": True},
+    )
+
+
+def host_wrong_gateway(ctx: FaultContext) -> FaultPlan | None:
+    if not (host := _host(ctx)):
+        return None
+    node = ctx.network.node(host)
+    assert node.gateway is not None
+    base = ipaddress.ip_network(ctx.network.lans[host]).network_address
+    used = {node.gateway, ctx.network.host_address(host)}
+    wrong = next(str(base + n) for n in (253, 2, 252, 3) if str(base + n) not in used)
+    return FaultPlan(
+        Fault(
+            type="host.wrong_gateway",
+            device=host,
+            params={"wrong": wrong, "intended": node.gateway},
+            inject=[execute(host, f"ip route replace default via {wrong}")],
+            fix=[execute(host, f"ip route replace default via {node.gateway}")],
+            present=[_default_probe("host.wrong_gateway", host, wrong)],
+        ),
+        Impact(isolated={host}),
+        [],
+    )
+
+
+def host_missing_default(ctx: FaultContext) -> FaultPlan | None:
+    if not (host := _host(ctx)):
+        return None
+    gateway = ctx.network.node(host).gateway
+    return FaultPlan(
+        Fault(
+            type="host.missing_default",
+            device=host,
+            params={"intended": gateway},
+            inject=[execute(host, "ip route del default")],
+            fix=[execute(host, f"ip route add default via {gateway}")],
+            present=[_default_probe("host.missing_default", host, None)],
+        ),
+        Impact(isolated={host}),
+        [],
+    )
+
+
+def host_wrong_mask(ctx: FaultContext) -> FaultPlan | None:
+    if not (host := _host(ctx)):
+        return None
+    node = ctx.network.node(host)
+    address = ctx.network.host_address(host)
+    good, bad = node.ifaces[0].address, f"{address}/30"
+    present = Probe(
+        id=f"host.wrong_mask:{host}",
+        description=f"{host} eth0 carries {bad}",
+        kind="address",
+        device=host,
+        params={"interface": "eth0", "address": bad, "expect": True},
+    )
+    return FaultPlan(
+        Fault(
+            type="host.wrong_mask",
+            device=host,
+            params={"wrong": bad, "intended": good},
+            inject=[
+                execute(host, f"ip address del {good} dev eth0"),
+                execute(host, f"ip address add {bad} dev eth0"),
+            ],
+            fix=[
+                execute(host, f"ip address del {bad} dev eth0"),
+                execute(host, f"ip address add {good} dev eth0"),
+                execute(host, f"ip route add default via {node.gateway}"),
+            ],
+            present=[present],
+        ),
+        Impact(isolated={host}),
+        [],
+    )
+
+
+INJECTORS: dict[str, Injector] = {
+    "iface.admin_down": admin_down,
+    "iface.wrong_address": wrong_address,
+    "iface.lan_wrong_mask": lan_wrong_mask,
+    "iface.mtu_mismatch": mtu_mismatch,
+    "static.missing_route": missing_route,
+    "static.wrong_next_hop": wrong_next_hop,
+    "static.wrong_prefix": wrong_prefix,
+    "static.blackhole": blackhole,
+    "static.more_specific_hijack": more_specific_hijack,
+    "ospf.area_mismatch": _ospf_link_fault(
+        "ospf.area_mismatch",
+        ["no network {subnet} area 0", "network {subnet} area 0.0.0.1"],
+        ["no network {subnet} area 0.0.0.1", "network {subnet} area 0"],
+        "router",
+    ),
+    "ospf.hello_mismatch": _ospf_link_fault(
+        "ospf.hello_mismatch",
+        ["ip ospf hello-interval 3"],
+        ["ip ospf hello-interval 1"],
+        "interface",
+    ),
+    "ospf.dead_mismatch": _ospf_link_fault(
+        "ospf.dead_mismatch", ["ip ospf dead-interval 9"], ["ip ospf dead-interval 4"], "interface"
+    ),
+    "ospf.passive_transit": _ospf_link_fault(
+        "ospf.passive_transit",
+        ["passive-interface {iface}"],
+        ["no passive-interface {iface}"],
+        "router",
+    ),
+    "ospf.missing_network_transit": _ospf_link_fault(
+        "ospf.missing_network_transit",
+        ["no network {subnet} area 0"],
+        ["network {subnet} area 0"],
+        "router",
+    ),
+    "ospf.missing_network_stub": missing_network_stub,
+    "host.wrong_gateway": host_wrong_gateway,
+    "host.missing_default": host_missing_default,
+    "host.wrong_mask": host_wrong_mask,
+}
+
+
+RED_HERRINGS = (
+    ("interface {iface}", "description legacy uplink - do not remove"),
+    ("ip route 198.51.100.0/24 Null0",),
+    ("interface {iface}", "bandwidth 100000"),
+)
+
+
+def red_herring(ctx: FaultContext) -> FaultPlan:
+    """A harmless oddity on a router; a careful engineer leaves it in place."""
+    router = ctx.rng.choice(ctx.network.routers)
+    iface = ctx.rng.choice(router.ifaces)
+    lines = [line.format(iface=iface.name) for line in ctx.rng.choice(RED_HERRINGS)]
+    keep = Probe(
+        id=f"adherence.red_herring:{router.name}",
+        description=f"{router.name} still has the harmless line '{lines[-1]}'",
+        kind="config",
+        device=router.name,
+        params={"pattern": lines[-1], "expect": True},
+    )
+    return FaultPlan(
+        Fault(
+            type="red_herring",
+            device=router.name,
+            params={"lines": lines},
+            inject=[configure(router.name, *lines)],
+            fix=[],
+            present=[keep],
+            red_herring=True,
+        ),
+        Impact(),
+        [keep],
+    )

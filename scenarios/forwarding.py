@@ -1,0 +1,96 @@
+"""Predict which host pairs can ping each other, at baseline and under faults.
+
+A small forwarding model: each router has a next router per destination host (from the
+static plan, or from shortest paths over working OSPF adjacencies); faults are described as
+an `Impact` (links that carry nothing, routers that drop or misroute, hosts cut off). A ping
+works when both directions reach their destination without a drop or a loop.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import networkx as nx
+from pydantic import BaseModel, Field
+
+from netdojo.scenarios.network import Network, Routing, static_routes
+
+
+class Impact(BaseModel):
+    """What faults do to forwarding; impacts of several faults combine with `merge`."""
+
+    down_links: set[frozenset[str]] = Field(default_factory=set)
+    drops: dict[str, set[str]] = Field(default_factory=dict)  # router -> destination hosts
+    redirects: dict[str, dict[str, str]] = Field(default_factory=dict)  # router -> host -> router
+    isolated: set[str] = Field(default_factory=set)  # hosts cut off from their gateway
+    unannounced: set[str] = Field(default_factory=set)  # hosts whose LAN OSPF does not announce
+
+    def merge(self, other: Impact) -> Impact:
+        merged = self.model_copy(deep=True)
+        merged.down_links |= other.down_links
+        merged.isolated |= other.isolated
+        merged.unannounced |= other.unannounced
+        for router, hosts in other.drops.items():
+            merged.drops.setdefault(router, set()).update(hosts)
+        for router, table in other.redirects.items():
+            merged.redirects.setdefault(router, {}).update(table)
+        return merged
+
+
+def _tables(network: Network, routing: Routing, impact: Impact) -> dict[str, dict[str, str]]:
+    """Per router, the next router towards each remote host."""
+    tables: dict[str, dict[str, str]] = {r.name: {} for r in network.routers}
+    if routing == "static":
+        by_address = {
+            iface.address.split("/")[0]: router.name
+            for router in network.routers
+            for iface in router.ifaces
+        }
+        prefix_hosts: dict[str, list[str]] = {}
+        for host, prefix in network.lans.items():
+            prefix_hosts.setdefault(prefix, []).append(host)
+        for router, routes in static_routes(network).items():
+            for prefix, hop in routes:
+                for host in prefix_hosts[prefix]:
+                    tables[router][host] = by_address[hop]
+        return tables
+    graph = network.router_graph()
+    graph.remove_edges_from(tuple(link) for link in impact.down_links)
+    for host in network.lans:
+        if host in impact.unannounced:
+            continue
+        target = network.router_of(host)
+        for router in tables:
+            if router != target and nx.has_path(graph, router, target):
+                tables[router][host] = min(nx.all_shortest_paths(graph, router, target))[1]
+    return tables
+
+
+def _reaches(
+    network: Network, tables: dict[str, dict[str, str]], impact: Impact, start: str, host: str
+) -> bool:
+    target = network.router_of(host)
+    current, seen = start, set()
+    while current != target:
+        if current in seen or host in impact.drops.get(current, set()):
+            return False
+        seen.add(current)
+        following = impact.redirects.get(current, {}).get(host) or tables[current].get(host)
+        if following is None or frozenset((current, following)) in impact.down_links:
+            return False
+        current = following
+    return True
+
+
+def reachable_pairs(network: Network, routing: Routing, impact: Impact) -> set[tuple[str, str]]:
+    """Ordered host pairs ``(a, b)`` where a ping from a to b succeeds."""
+    tables = _tables(network, routing, impact)
+    working = set()
+    for a, b in itertools.permutations(sorted(network.lans), 2):
+        if a in impact.isolated or b in impact.isolated:
+            continue
+        there = _reaches(network, tables, impact, network.router_of(a), b)
+        back = _reaches(network, tables, impact, network.router_of(b), a)
+        if there and back:
+            working.add((a, b))
+    return working

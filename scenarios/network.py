@@ -1,0 +1,240 @@
+"""A seeded network plan: routers, hosts, interfaces, addresses, and the lab that runs it.
+
+`plan_network` turns a `Topology` into a `Network` (who is wired to what, with which
+addresses); `render_lab` turns a `Network` plus a routing mode into a `LabSpec`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import random
+from typing import Literal
+
+import networkx as nx
+from pydantic import BaseModel
+
+from netdojo.labs.spec import DeviceSpec, LabSpec, LinkSpec
+from netdojo.scenarios.topology import Topology
+
+Routing = Literal["static", "ospf"]
+HOSTS_BY_LEVEL = {1: 2, 2: 3, 3: 4}
+HOST_PREFIXES = ("h", "pc", "srv", "ws", "host")
+
+
+class Iface(BaseModel):
+    name: str
+    link: str
+    address: str  # CIDR, e.g. 10.4.0.1/30
+    peer: str  # device at the other end (for a LAN port: the host)
+
+
+class Node(BaseModel):
+    name: str
+    role: Literal["router", "host"]
+    ifaces: list[Iface]
+    loopback: str | None = None  # router-id, /32 on lo
+    gateway: str | None = None  # hosts only
+
+    def iface(self, name: str) -> Iface:
+        return next(i for i in self.ifaces if i.name == name)
+
+    def iface_to(self, peer: str) -> Iface:
+        return next(i for i in self.ifaces if i.peer == peer)
+
+
+class Network(BaseModel):
+    nodes: list[Node]
+    links: list[tuple[str, list[tuple[str, int]]]]
+    lans: dict[str, str]  # host -> LAN prefix
+
+    def node(self, name: str) -> Node:
+        return next(n for n in self.nodes if n.name == name)
+
+    @property
+    def routers(self) -> list[Node]:
+        return [n for n in self.nodes if n.role == "router"]
+
+    @property
+    def hosts(self) -> list[Node]:
+        return [n for n in self.nodes if n.role == "host"]
+
+    def router_of(self, host: str) -> str:
+        return self.node(host).ifaces[0].peer
+
+    def host_address(self, host: str) -> str:
+        return self.node(host).ifaces[0].address.split("/")[0]
+
+    def router_graph(self) -> nx.Graph:
+        graph = nx.Graph()
+        graph.add_nodes_from(r.name for r in self.routers)
+        for router in self.routers:
+            for iface in router.ifaces:
+                if self.node(iface.peer).role == "router":
+                    graph.add_edge(router.name, iface.peer)
+        return graph
+
+    def transit_links(self) -> list[tuple[str, str]]:
+        return sorted(tuple(sorted(edge)) for edge in self.router_graph().edges)  # type: ignore[misc]
+
+
+def plan_network(topology: Topology, level: int, rng: random.Random) -> Network:
+    """Wire hosts to distinct routers and give every interface an address, all seeded."""
+    p2p_octet = rng.randint(0, 200)
+    p2p_pool = ipaddress.ip_network(f"10.{p2p_octet}.0.0/16")
+    lan_base = rng.choice(["192.168.{}.0/24", "172.{}.0.0/24", "10.{}.1.0/24"])
+    p2p_subnets = p2p_pool.subnets(new_prefix=30)
+    ifaces: dict[str, list[Iface]] = {r: [] for r in topology.routers}
+    links: list[tuple[str, list[tuple[str, int]]]] = []
+    for index, (a, b) in enumerate(topology.links):
+        subnet = next(p2p_subnets)
+        first, second = list(subnet.hosts())
+        link = f"t{index}"
+        links.append((link, [(a, len(ifaces[a])), (b, len(ifaces[b]))]))
+        ifaces[a].append(
+            Iface(name=f"eth{len(ifaces[a])}", link=link, address=f"{first}/30", peer=b)
+        )
+        ifaces[b].append(
+            Iface(name=f"eth{len(ifaces[b])}", link=link, address=f"{second}/30", peer=a)
+        )
+    host_count = min(HOSTS_BY_LEVEL.get(level, 2), len(topology.routers))
+    edge_routers = sorted(topology.routers, key=lambda r: (len(topology.neighbours(r)), r))
+    attach = sorted(rng.sample(edge_routers[: max(host_count, len(edge_routers) // 2)], host_count))
+    host_prefix = rng.choice(HOST_PREFIXES)
+    lan_numbers = rng.sample([n for n in range(1, 250) if n != p2p_octet], host_count)
+    hosts: list[Node] = []
+    lans: dict[str, str] = {}
+    for k, router in enumerate(attach):
+        host = f"{host_prefix}{k + 1}"
+        lan = ipaddress.ip_network(
+            lan_base.format(lan_numbers[k] if not lan_base.startswith("172") else 16 + k)
+        )
+        gateway = lan.network_address + rng.choice([1, 254])
+        address = lan.network_address + rng.randint(10, 200)
+        link = f"lan{k}"
+        index = len(ifaces[router])
+        links.append((link, [(router, index), (host, 0)]))
+        ifaces[router].append(
+            Iface(name=f"eth{index}", link=link, address=f"{gateway}/24", peer=host)
+        )
+        hosts.append(
+            Node(
+                name=host,
+                role="host",
+                ifaces=[Iface(name="eth0", link=link, address=f"{address}/24", peer=router)],
+                gateway=str(gateway),
+            )
+        )
+        lans[host] = str(lan)
+    loopback_ids = rng.sample(range(1, 250), len(topology.routers))
+    routers = [
+        Node(name=r, role="router", ifaces=ifaces[r], loopback=f"10.255.0.{loopback_ids[i]}")
+        for i, r in enumerate(topology.routers)
+    ]
+    return Network(nodes=routers + hosts, links=links, lans=lans)
+
+
+DAEMONS = """zebra=yes
+{protocols}
+vtysh_enable=yes
+zebra_options="  -A 127.0.0.1 -s 90000000"
+ospfd_options="  -A 127.0.0.1"
+bgpd_options="  -A 127.0.0.1"
+staticd_options="-A 127.0.0.1"
+MAX_FDS=1024
+"""
+PROTOCOLS = ("bgpd", "ospfd", "ospf6d", "ripd", "ripngd", "isisd", "pimd", "ldpd", "bfdd")
+
+
+def daemons_file(enabled: set[str]) -> str:
+    lines = "\n".join(f"{p}={'yes' if p in enabled else 'no'}" for p in PROTOCOLS)
+    return DAEMONS.format(protocols=lines + "\nstaticd=yes")
+
+
+def static_routes(network: Network) -> dict[str, list[tuple[str, str]]]:
+    """Per router, ``(prefix, next hop address)`` for every LAN it is not attached to.
+
+    Next hops follow shortest paths; ties are broken by router name, so the plan is stable.
+    """
+    graph = network.router_graph()
+    routes: dict[str, list[tuple[str, str]]] = {r.name: [] for r in network.routers}
+    for host, prefix in sorted(network.lans.items()):
+        target = network.router_of(host)
+        for router in sorted(routes):
+            if router == target:
+                continue
+            path = min(nx.all_shortest_paths(graph, router, target))
+            next_router = network.node(path[1])
+            next_hop = next_router.iface_to(router).address.split("/")[0]
+            routes[router].append((prefix, next_hop))
+    return routes
+
+
+def router_config(network: Network, router: Node, routing: Routing) -> str:
+    lines = [
+        "frr defaults traditional",
+        f"hostname {router.name}",
+        "log file /var/log/frr/frr.log informational",
+        "service integrated-vtysh-config",
+        "!",
+    ]
+    for iface in router.ifaces:
+        lines += [f"interface {iface.name}", f" ip address {iface.address}"]
+        if routing == "ospf" and network.node(iface.peer).role == "router":
+            lines += [
+                " ip ospf network point-to-point",
+                " ip ospf hello-interval 1",
+                " ip ospf dead-interval 4",
+            ]
+        lines.append("!")
+    lines += ["interface lo", f" ip address {router.loopback}/32", "!"]
+    if routing == "static":
+        lines += [f"ip route {prefix} {hop}" for prefix, hop in static_routes(network)[router.name]]
+    else:
+        lines += [
+            "router ospf",
+            f" ospf router-id {router.loopback}",
+            " timers throttle spf 0 50 500",
+            " timers throttle lsa all 0",
+            " timers lsa min-arrival 0",
+        ]
+        for iface in router.ifaces:
+            if network.node(iface.peer).role == "host":
+                lines.append(f" passive-interface {iface.name}")
+        for iface in router.ifaces:
+            subnet = ipaddress.ip_interface(iface.address).network
+            lines.append(f" network {subnet} area 0")
+        lines.append(f" network {router.loopback}/32 area 0")
+    lines += ["!", ""]
+    return "\n".join(lines)
+
+
+def render_lab(network: Network, routing: Routing, name: str) -> LabSpec:
+    devices: list[DeviceSpec] = []
+    enabled = {"ospfd"} if routing == "ospf" else set()
+    for node in network.nodes:
+        if node.role == "router":
+            devices.append(
+                DeviceSpec(
+                    name=node.name,
+                    role="router",
+                    files={
+                        "/etc/frr/daemons": daemons_file(enabled),
+                        "/etc/frr/frr.conf": router_config(network, node, routing),
+                    },
+                    startup=["/usr/lib/frr/frrinit.sh start"],
+                )
+            )
+        else:
+            iface = node.ifaces[0]
+            devices.append(
+                DeviceSpec(
+                    name=node.name,
+                    role="host",
+                    startup=[
+                        f"ip address add {iface.address} dev eth0",
+                        f"ip route add default via {node.gateway}",
+                    ],
+                )
+            )
+    links = [LinkSpec(name=name_, endpoints=ends) for name_, ends in network.links]
+    return LabSpec.build(name=name, devices=devices, links=links)
