@@ -80,7 +80,7 @@ class Network(BaseModel):
 def plan_network(topology: Topology, level: int, rng: random.Random) -> Network:
     """Wire hosts to distinct routers and give every interface an address, all seeded."""
     p2p_octet = rng.randint(0, 200)
-    p2p_pool = ipaddress.ip_network(f"10.{p2p_octet}.0.0/16")
+    p2p_pool = ipaddress.IPv4Network(f"10.{p2p_octet}.0.0/16")
     lan_base = rng.choice(["192.168.{}.0/24", "172.{}.0.0/24", "10.{}.1.0/24"])
     p2p_subnets = p2p_pool.subnets(new_prefix=30)
     ifaces: dict[str, list[Iface]] = {r: [] for r in topology.routers}
