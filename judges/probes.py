@@ -1,0 +1,130 @@
+"""Run hidden tests (`Probe`s) on a live lab; each gives pass/fail with evidence."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+from pydantic import BaseModel
+
+from netdojo.labs.runtime import LiveLab
+from netdojo.scenarios.model import Probe
+
+
+class ProbeResult(BaseModel):
+    id: str
+    description: str
+    passed: bool
+    evidence: str
+
+
+Observed = tuple[bool, str]  # (what the probe observed holds, evidence)
+
+
+async def _ping(lab: LiveLab, probe: Probe) -> Observed:
+    target = probe.params["target"]
+    done = await lab.exec(probe.device, ["ping", "-c", "2", "-i", "0.2", "-W", "1", "-q", target])
+    summary = next((line for line in done.stdout.splitlines() if "packet loss" in line), "")
+    return done.ok, f"ping {target} from {probe.device}: {summary or done.stderr.strip()}"
+
+
+def _vtysh_json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return {}
+
+
+async def _route(lab: LiveLab, probe: Probe) -> Observed:
+    prefix = probe.params["prefix"]
+    done = await lab.vtysh(probe.device, f"show ip route {prefix} json")
+    entries = _vtysh_json(done.stdout).get(prefix, [])
+    selected = next((e for e in entries if e.get("selected")), None)
+    if selected is None:
+        return False, f"{probe.device}: no selected route to {prefix}"
+    hops = selected.get("nexthops", [])
+    described = ", ".join(h.get("ip") or h.get("interfaceName") or "blackhole" for h in hops)
+    evidence = f"{probe.device}: {prefix} via {described} ({selected.get('protocol')})"
+    holds = True
+    if "via" in probe.params:
+        holds = any(h.get("ip") == probe.params["via"] for h in hops)
+    if probe.params.get("blackhole"):
+        holds = holds and any(h.get("blackhole") for h in hops)
+    return holds, evidence
+
+
+async def _ospf_full(lab: LiveLab, probe: Probe) -> Observed:
+    neighbor = probe.params["neighbor"]
+    done = await lab.vtysh(probe.device, "show ip ospf neighbor json")
+    entries = _vtysh_json(done.stdout).get("neighbors", {}).get(neighbor, [])
+    states = [str(e.get("nbrState", "")) for e in entries]
+    full = any(s.startswith("Full") for s in states)
+    return full, f"{probe.device}: neighbour {neighbor} state {', '.join(states) or 'absent'}"
+
+
+async def _config(lab: LiveLab, probe: Probe) -> Observed:
+    pattern = probe.params["pattern"]
+    done = await lab.vtysh(probe.device, "show running-config")
+    found = any(pattern.strip() == line.strip() for line in done.stdout.splitlines())
+    return (
+        found,
+        f"{probe.device}: running-config {'has' if found else 'lacks'} '{pattern.strip()}'",
+    )
+
+
+async def _link_up(lab: LiveLab, probe: Probe) -> Observed:
+    iface = probe.params["interface"]
+    done = await lab.exec(probe.device, ["ip", "-j", "link", "show", "dev", iface])
+    links = json.loads(done.stdout) if done.ok else []
+    up = bool(links) and "UP" in links[0].get("flags", [])
+    return up, f"{probe.device} {iface} is {'up' if up else 'down'}"
+
+
+async def _default_route(lab: LiveLab, probe: Probe) -> Observed:
+    done = await lab.exec(probe.device, ["ip", "-j", "route", "show", "default"])
+    routes = json.loads(done.stdout) if done.ok and done.stdout.strip() else []
+    gateway = routes[0].get("gateway") if routes else None
+    return gateway == probe.params["gateway"], f"{probe.device}: default via {gateway}"
+
+
+async def _address(lab: LiveLab, probe: Probe) -> Observed:
+    iface = probe.params["interface"]
+    done = await lab.exec(probe.device, ["ip", "-j", "-4", "address", "show", "dev", iface])
+    info = json.loads(done.stdout) if done.ok and done.stdout.strip() else []
+    addresses = [f"{a['local']}/{a['prefixlen']}" for i in info for a in i.get("addr_info", [])]
+    holds = probe.params["address"] in addresses
+    return holds, f"{probe.device} {iface}: {', '.join(addresses) or 'no address'}"
+
+
+CHECKS: dict[str, Callable[[LiveLab, Probe], Awaitable[Observed]]] = {
+    "ping": _ping,
+    "route": _route,
+    "ospf_full": _ospf_full,
+    "config": _config,
+    "link_up": _link_up,
+    "default_route": _default_route,
+    "address": _address,
+}
+
+
+async def run_probe(lab: LiveLab, probe: Probe) -> ProbeResult:
+    observed, evidence = await CHECKS[probe.kind](lab, probe)
+    passed = observed == probe.params.get("expect", True)
+    return ProbeResult(id=probe.id, description=probe.description, passed=passed, evidence=evidence)
+
+
+async def run_probes(lab: LiveLab, probes: list[Probe], concurrency: int = 4) -> list[ProbeResult]:
+    """Run probes a few at a time; results in the order of ``probes``."""
+    results: list[ProbeResult | None] = [None] * len(probes)
+    limiter = anyio.Semaphore(concurrency)
+
+    async def one(index: int, probe: Probe) -> None:
+        async with limiter:
+            results[index] = await run_probe(lab, probe)
+
+    async with anyio.create_task_group() as group:
+        for index, probe in enumerate(probes):
+            group.start_soon(one, index, probe)
+    return [r for r in results if r is not None]

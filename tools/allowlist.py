@@ -1,0 +1,72 @@
+"""Which state-changing Linux commands an agent may run in a device, and why others are refused."""
+
+from __future__ import annotations
+
+import shlex
+
+ALLOWED_FORMS = (
+    "ip [-4|-6] address add|del|replace|flush ...",
+    "ip [-4|-6] link set [dev] IFACE up|down|mtu N|address MAC ...",
+    "ip [-4|-6] route add|del|replace|change|flush ...",
+    "iptables|ip6tables ... (any rule operation)",
+    "nft add|insert|delete|replace|flush|create ...",
+    "sysctl -w net.KEY=VALUE",
+)
+IP_OBJECTS = {
+    "address": {"add", "del", "delete", "replace", "flush"},
+    "link": {"set"},
+    "route": {"add", "del", "delete", "replace", "change", "flush"},
+}
+IP_ABBREVIATIONS = {"a": "address", "addr": "address", "l": "link", "r": "route", "ro": "route"}
+FORBIDDEN_WORDS = {"netns", "vrf", "-batch", "-b", "-force", "--modprobe", "-f", "include"}
+NFT_VERBS = {"add", "insert", "delete", "replace", "flush", "create"}
+
+
+class CommandRefused(ValueError):
+    """A command outside the allowlist; the message says why and lists the allowed forms."""
+
+    def __init__(self, reason: str) -> None:
+        forms = "; ".join(ALLOWED_FORMS)
+        super().__init__(f"refused: {reason}. Allowed forms: {forms}")
+
+
+def parse_command(command: str) -> list[str]:
+    """Split ``command`` with shlex and check it against the allowlist; returns the argv."""
+    if "\x00" in command or "\n" in command:
+        raise CommandRefused("control characters are not allowed")
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise CommandRefused(f"cannot parse the command ({exc})") from None
+    if not argv:
+        raise CommandRefused("empty command")
+    forbidden = FORBIDDEN_WORDS.intersection(argv)
+    if forbidden:
+        raise CommandRefused(f"{', '.join(sorted(forbidden))} is not allowed")
+    program = argv[0]
+    if program == "ip":
+        _check_ip(argv[1:])
+    elif program in ("iptables", "ip6tables"):
+        if len(argv) < 2:
+            raise CommandRefused("iptables needs a rule operation")
+    elif program == "nft":
+        if len(argv) < 2 or argv[1] not in NFT_VERBS:
+            raise CommandRefused(f"nft verb must be one of {', '.join(sorted(NFT_VERBS))}")
+    elif program == "sysctl":
+        if len(argv) != 3 or argv[1] != "-w" or not argv[2].startswith("net."):
+            raise CommandRefused("sysctl is allowed only as `sysctl -w net.KEY=VALUE`")
+    else:
+        raise CommandRefused(f"{program!r} is not an allowed program")
+    return argv
+
+
+def _check_ip(args: list[str]) -> None:
+    rest = [a for a in args if a not in ("-4", "-6")]
+    if not rest:
+        raise CommandRefused("ip needs an object (address, link, route)")
+    obj = IP_ABBREVIATIONS.get(rest[0], rest[0])
+    if obj not in IP_OBJECTS:
+        raise CommandRefused(f"`ip {rest[0]}` is not allowed here (use the show tool to read)")
+    if len(rest) < 2 or rest[1] not in IP_OBJECTS[obj]:
+        verbs = ", ".join(sorted(IP_OBJECTS[obj]))
+        raise CommandRefused(f"`ip {obj}` needs one of: {verbs}")
