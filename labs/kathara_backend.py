@@ -12,6 +12,7 @@ import threading
 from functools import cache
 from typing import Any
 
+import docker
 from docker import DockerClient
 
 from netdojo.labs.errors import PrerequisiteError
@@ -21,6 +22,7 @@ from netdojo.labs.kathara_settings import load_settings
 OWNER_LABEL = "netdojo.owner"
 LAB_LABEL = "netdojo.lab"
 NOFILE = 4096
+EXEC_POOL_SIZE = 32
 
 PERSISTENT_OWNER = "persistent"
 """Owner of labs started from the command line: kept until `netdojo lab down`, never reaped."""
@@ -129,3 +131,9 @@ def docker_client() -> DockerClient:
     """The docker-py client Kathará uses (one connection pool per process)."""
     client: DockerClient = manager().manager.client
     return client
+
+
+@cache
+def exec_client() -> DockerClient:
+    """A client with a pool wide enough for many concurrent execs (Kathará's has one per core)."""
+    return docker.from_env(timeout=120, max_pool_size=EXEC_POOL_SIZE)

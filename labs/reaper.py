@@ -88,23 +88,29 @@ def reap() -> ReapReport:
     return report
 
 
+LAB_CHAINS = (("filter", "FORWARD"), ("raw", "PREROUTING"))
+
+
 def _orphan_bridges() -> tuple[list[str], int]:
-    """Remove ``kt-`` bridges and FORWARD rules whose Docker network no longer exists."""
+    """Remove ``kt-`` bridges and their host rules whose Docker network no longer exists."""
     live = {n.id[:12] for n in docker_client().networks.list()}
-    bridges = [
-        path.name
-        for path in Path("/sys/class/net").iterdir()
-        if path.name.startswith(BRIDGE_PREFIX) and path.name[len(BRIDGE_PREFIX) :] not in live
-    ]
+
+    def orphan(name: str) -> bool:
+        return name.startswith(BRIDGE_PREFIX) and name[len(BRIDGE_PREFIX) :] not in live
+
+    bridges = [path.name for path in Path("/sys/class/net").iterdir() if orphan(path.name)]
     for bridge in bridges:
         subprocess.run(["ip", "link", "del", bridge], capture_output=True, check=False)
     rules = 0
-    listing = subprocess.run(["iptables", "-w", "-S", "FORWARD"], capture_output=True, text=True)
-    for line in listing.stdout.splitlines():
-        parts = line.split()
-        if len(parts) > 3 and parts[0] == "-A" and "-i" in parts:
-            bridge = parts[parts.index("-i") + 1]
-            if bridge.startswith(BRIDGE_PREFIX) and bridge[len(BRIDGE_PREFIX) :] not in live:
-                subprocess.run(["iptables", "-w", "-D", *parts[1:]], capture_output=True)
+    for table, chain in LAB_CHAINS:
+        listing = subprocess.run(
+            ["iptables", "-w", "-t", table, "-S", chain], capture_output=True, text=True
+        )
+        for line in listing.stdout.splitlines():
+            parts = line.split()
+            if parts[:1] == ["-A"] and "-i" in parts and orphan(parts[parts.index("-i") + 1]):
+                subprocess.run(
+                    ["iptables", "-w", "-t", table, "-D", *parts[1:]], capture_output=True
+                )
                 rules += 1
     return bridges, rules

@@ -27,7 +27,13 @@ from pydantic import BaseModel
 
 from netdojo.labs.errors import LabError, UnknownDeviceError
 from netdojo.labs.image import device_image
-from netdojo.labs.kathara_backend import docker_client, forget_lab, manager, register_lab
+from netdojo.labs.kathara_backend import (
+    docker_client,
+    exec_client,
+    forget_lab,
+    manager,
+    register_lab,
+)
 from netdojo.labs.paths import sub_dir
 from netdojo.labs.spec import DEFAULT_IMAGE, LabSpec
 
@@ -99,7 +105,7 @@ class LiveLab:
     ) -> ExecResult:
         """Run ``argv`` in ``device`` without a shell; ``timeout`` kills it inside the device."""
         container = self._container(device)
-        api = docker_client().api
+        api = exec_client().api
         wrapped = ["timeout", "-k", "1", f"{timeout:g}", *argv]
         started = time.monotonic()
         try:
@@ -218,9 +224,9 @@ def _read_capped(api: Any, exec_id: str, max_output: int) -> tuple[bytes, bytes,
             truncated = True
             pid = api.exec_inspect(exec_id).get("Pid")
             if pid:
-                # `timeout` forwards SIGTERM to the command it runs.
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGTERM)
+                # `timeout` leads its own process group: kill it with the command it runs.
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
     return bytes(out[:max_output]), bytes(err[: max(0, max_output - len(out))]), truncated
 
 

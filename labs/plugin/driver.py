@@ -71,8 +71,21 @@ class Driver:
         self.macs: dict[str, str] = {}
         self.lock = threading.Lock()
 
-    def forward_rule(self, action: str, bridge: str) -> list[str]:
-        return [self.iptables, "-w", action, "FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT"]
+    def rules(self, action: str, bridge: str) -> list[list[str]]:
+        """The host rules a lab bridge needs.
+
+        Frames crossing a bridge pass the host's iptables (br_netfilter): FORWARD must accept
+        them, and they must stay out of connection tracking, or the host's NAT rules (Docker's
+        MASQUERADE of 172.17.0.0/16, for one) rewrite lab traffic and identical address plans
+        in two labs share conntrack entries.
+        """
+        return [
+            [self.iptables, "-w", "-t", "raw", action, "PREROUTING", "-i", bridge, "-j", "NOTRACK"],
+            [self.iptables, "-w", action, "FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT"],
+        ]
+
+    def has_rule(self, rule: list[str]) -> bool:
+        return subprocess.run(rule, capture_output=True).returncode == 0
 
     def handle(self, path: str, body: Json) -> Json:
         handlers: dict[str, Callable[[Json], Json]] = {
@@ -113,14 +126,16 @@ class Driver:
             )
             run("ip", "link", "set", bridge, "addrgenmode", "none")
             run("ip", "link", "set", bridge, "up")
-        if subprocess.run(self.forward_rule("-C", bridge), capture_output=True).returncode:
-            run(*self.forward_rule("-I", bridge))
+        for check, insert in zip(self.rules("-C", bridge), self.rules("-I", bridge), strict=True):
+            if not self.has_rule(check):
+                run(*insert)
         return {}
 
     def delete_network(self, body: Json) -> Json:
         bridge = bridge_name(body["NetworkID"])
-        while subprocess.run(self.forward_rule("-C", bridge), capture_output=True).returncode == 0:
-            run(*self.forward_rule("-D", bridge))
+        for check, delete in zip(self.rules("-C", bridge), self.rules("-D", bridge), strict=True):
+            while self.has_rule(check):
+                run(*delete)
         if os.path.exists(f"/sys/class/net/{bridge}"):
             run("ip", "link", "del", bridge)
         return {}

@@ -1,4 +1,4 @@
-"""What a lab can leave behind on the host: containers, networks, bridges, FORWARD rules."""
+"""What a lab can leave behind on the host: containers, networks, bridges, iptables rules."""
 
 from __future__ import annotations
 
@@ -17,9 +17,12 @@ def leftovers() -> dict[str, set[str]]:
     finally:
         client.close()
     bridges = {p.name for p in Path("/sys/class/net").iterdir() if p.name.startswith("kt-")}
-    rules = subprocess.run(
-        ["iptables", "-w", "-S", "FORWARD"], capture_output=True, text=True, check=True
-    ).stdout
+    rules = "".join(
+        subprocess.run(
+            ["iptables", "-w", "-t", table, "-S"], capture_output=True, text=True, check=True
+        ).stdout
+        for table in ("filter", "raw", "nat")
+    )
     return {
         "containers": containers,
         "networks": networks,

@@ -124,7 +124,7 @@ async def test_teardown_leaves_nothing() -> None:
         during = new_since(before)
         assert len(during["containers"]) == 5
         assert len(during["bridges"]) == len(lab.spec.links)
-        assert len(during["rules"]) == len(lab.spec.links)
+        assert len(during["rules"]) == 2 * len(lab.spec.links)  # FORWARD accept, raw NOTRACK
     assert new_since(before) == {}
 
 
@@ -147,3 +147,27 @@ async def test_cancellation_tears_the_lab_down() -> None:
         async with deploy_lab(ospf_ring(3, 0, name="cancel")):
             await anyio.sleep(60)
     assert new_since(before) == {}
+
+
+async def test_host_nat_rules_never_touch_lab_traffic() -> None:
+    """Docker masquerades 172.17.0.0/16 on the host; bridged lab frames must escape it."""
+    spec = LabSpec.build(
+        name="natfree",
+        devices=[
+            {"name": "r1", "startup": ["ip address add 172.17.1.1/24 dev eth0",
+                                       "ip address add 172.18.1.1/24 dev eth1"]},
+            {"name": "h1", "role": "host", "startup": ["ip address add 172.17.1.10/24 dev eth0",
+                                                       "ip route add default via 172.17.1.1"]},
+            {"name": "h2", "role": "host", "startup": ["ip address add 172.18.1.10/24 dev eth0",
+                                                       "ip route add default via 172.18.1.1"]},
+        ],
+        links=[
+            {"name": "a", "endpoints": [("r1", 0), ("h1", 0)]},
+            {"name": "b", "endpoints": [("r1", 1), ("h2", 0)]},
+        ],
+    )  # fmt: skip
+    async with deploy_lab(spec) as lab:
+        ping = await lab.exec("h1", ["ping", "-c", "2", "-i", "0.2", "-W", "1", "172.18.1.10"])
+        assert ping.ok, ping.stdout
+        seen = await lab.exec("h2", ["ip", "-j", "neigh", "show", "dev", "eth0"])
+        assert "172.18.1.1" in seen.stdout
