@@ -14,6 +14,7 @@ from rich.table import Table
 
 from netdojo import __version__
 from netdojo.labs.errors import NetdojoError
+from netdojo.scenario_commands import audit, scenarios_app
 
 app = typer.Typer(
     name="netdojo",
@@ -26,6 +27,8 @@ lab_app = typer.Typer(
     help="Run Kathará lab folders and netdojo labs by hand.", no_args_is_help=True
 )
 app.add_typer(lab_app, name="lab")
+app.add_typer(scenarios_app, name="scenarios")
+app.command()(audit)
 console = Console()
 err_console = Console(stderr=True)
 
