@@ -1,0 +1,129 @@
+"""Scenario generation: deterministic, well-formed, briefs that vary and hide the answer."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from netdojo.cli import app
+from netdojo.scenarios.families import FAMILIES, LEVELS, ScenarioError, generate
+from netdojo.scenarios.faults import INJECTORS
+
+runner = CliRunner()
+SEEDS = range(1, 9)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("level", LEVELS)
+def test_instances_are_well_formed(family: str, level: int) -> None:
+    for seed in SEEDS:
+        scenario = generate(family, level, seed)
+        hidden = scenario.hidden
+        devices = {d.name for d in hidden.lab.devices}
+        real = [f for f in hidden.faults if not f.red_herring]
+        assert len(real) == level
+        assert (len(hidden.faults) > len(real)) == (level >= 2)
+        assert {f.type for f in real} <= set(FAMILIES[family].types)
+        assert hidden.targets and hidden.solution
+        for probe in [*hidden.targets, *hidden.guards, *hidden.adherence]:
+            assert probe.device in devices
+        for call in hidden.solution:
+            assert call.arguments["device"] in devices
+        assert len({p.id for p in hidden.targets + hidden.guards}) == len(
+            hidden.targets + hidden.guards
+        )
+
+
+def test_same_choice_gives_the_same_instance_in_another_process() -> None:
+    code = (
+        "from netdojo.scenarios.families import generate; "
+        "print(generate('ospf-adjacency', 2, 11).model_dump_json())"
+    )
+    other = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+        env={"PYTHONHASHSEED": "99"},
+    )  # fmt: skip
+    here = generate("ospf-adjacency", 2, 11)
+    assert other.stdout.strip() == here.model_dump_json()
+    assert json.loads(other.stdout)["id"] == here.id
+
+
+def test_different_seeds_give_different_networks() -> None:
+    ids = {generate("static-routing", 1, seed).id for seed in range(1, 21)}
+    labs = {
+        generate("static-routing", 1, seed).hidden.lab.model_dump_json() for seed in range(1, 21)
+    }
+    assert len(ids) == 20 and len(labs) == 20
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_briefs_vary_and_keep_their_facts(family: str) -> None:
+    briefs = []
+    for seed in range(1, 31):
+        scenario = generate(family, 1, seed)
+        brief = scenario.public.brief
+        briefs.append(brief)
+        addresses = {
+            i.address.split("/")[0]
+            for d in scenario.public.devices
+            if d.role == "host"
+            for i in d.interfaces
+            if i.address
+        }
+        mentioned = set(re.findall(r"\d+\.\d+\.\d+\.\d+", brief))
+        assert mentioned <= addresses, "a brief may only cite real host addresses"
+    assert len(set(briefs)) == len(briefs)
+    skeletons = {re.sub(r"[\w.]*\d[\w.]*", "#", b) for b in briefs}
+    assert len(skeletons) >= 15, "wording must vary, not only names and numbers"
+
+
+def test_briefs_never_name_the_fault_or_its_place() -> None:
+    words = {"mtu", "hello", "dead", "area", "passive", "blackhole", "mask", "gateway"}
+    words |= {"next hop", "next-hop", "network statement", "admin", "shutdown", "prefix"}
+    for family in FAMILIES:
+        for level in LEVELS:
+            for seed in SEEDS:
+                scenario = generate(family, level, seed)
+                brief = scenario.public.brief.lower()
+                assert not any(word in brief for word in words), brief
+                routers = {d.name for d in scenario.public.devices if d.role == "router"}
+                for fault in scenario.hidden.faults:
+                    if fault.device in routers:
+                        assert not re.search(rf"\b{re.escape(fault.device)}\b", brief), brief
+
+
+def test_catalogue_counts_and_json_shape() -> None:
+    result = runner.invoke(app, ["scenarios", "list", "--json"])
+    assert result.exit_code == 0
+    families = json.loads(result.output)["families"]
+    assert {f["name"] for f in families} == set(FAMILIES)
+    assert all(set(f) == {"name", "kind", "types", "levels"} for f in families)
+    assert all(f["levels"] == [1, 2, 3] for f in families)
+    types = {t for f in families for t in f["types"]}
+    assert types <= set(INJECTORS)
+
+
+def test_show_hides_the_hidden_half_unless_revealed() -> None:
+    shown = runner.invoke(app, ["scenarios", "show", "host-config", "--level", "2", "--seed", "5",
+                                "--json"])  # fmt: skip
+    public = json.loads(shown.output)
+    assert public["id"] == generate("host-config", 2, 5).id
+    assert "hidden" not in public and "public" in public
+    revealed = runner.invoke(app, ["scenarios", "show", "host-config", "--level", "2",
+                                   "--seed", "5", "--json", "--reveal"])  # fmt: skip
+    assert "hidden" in json.loads(revealed.output)
+
+
+@pytest.mark.parametrize(
+    ("family", "level", "seed", "message"),
+    [("bgp-nope", 1, 1, "families are"), ("static-routing", 7, 1, "levels are"),
+     ("static-routing", 1, -3, "seed must be")],
+)  # fmt: skip
+def test_bad_choices_name_the_valid_ones(family: str, level: int, seed: int, message: str) -> None:
+    with pytest.raises(ScenarioError, match=message):
+        generate(family, level, seed)
