@@ -43,7 +43,7 @@ def test_audit_samples_every_family_and_level() -> None:
         ]  # fmt: skip
 
 
-def test_a_failing_instance_is_reported_and_the_audit_goes_on() -> None:
+def test_a_bad_level_is_refused_with_the_valid_choices() -> None:
     done = subprocess.run(
         [NETDOJO, "audit", "--families", "static-routing", "--seeds", "1", "--levels", "9"],
         capture_output=True, text=True,
