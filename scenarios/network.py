@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from netdojo.labs.spec import DeviceSpec, LabSpec, LinkSpec
 from netdojo.scenarios.topology import Topology
 
-Routing = Literal["static", "ospf"]
+Routing = Literal["static", "ospf", "none"]
 HOSTS_BY_LEVEL = {1: 2, 2: 3, 3: 4}
 HOST_PREFIXES = ("h", "pc", "srv", "ws", "host")
 
@@ -169,6 +169,37 @@ def static_routes(network: Network) -> dict[str, list[tuple[str, str]]]:
     return routes
 
 
+def ospf_lines(network: Network, router: Node) -> list[str]:
+    """Fast point-to-point OSPF on transit ports, LAN ports passive, everything in area 0."""
+    lines: list[str] = []
+    for iface in router.ifaces:
+        if network.node(iface.peer).role == "router":
+            lines += [
+                f"interface {iface.name}",
+                " ip ospf network point-to-point",
+                " ip ospf hello-interval 1",
+                " ip ospf dead-interval 4",
+                "exit",
+            ]
+    lines += [
+        "router ospf",
+        f" ospf router-id {router.loopback}",
+        " timers throttle spf 0 50 500",
+        " timers throttle lsa all 0",
+        " timers lsa min-arrival 0",
+    ]
+    lines += [
+        f" passive-interface {i.name}" for i in router.ifaces if network.node(i.peer).role == "host"
+    ]
+    lines += [f" network {ipaddress.ip_interface(i.address).network} area 0" for i in router.ifaces]
+    lines += [f" network {router.loopback}/32 area 0", "exit"]
+    return lines
+
+
+def static_lines(network: Network, router: Node) -> list[str]:
+    return [f"ip route {prefix} {hop}" for prefix, hop in static_routes(network)[router.name]]
+
+
 def router_config(network: Network, router: Node, routing: Routing) -> str:
     lines = [
         "frr defaults traditional",
@@ -178,39 +209,22 @@ def router_config(network: Network, router: Node, routing: Routing) -> str:
         "!",
     ]
     for iface in router.ifaces:
-        lines += [f"interface {iface.name}", f" ip address {iface.address}"]
-        if routing == "ospf" and network.node(iface.peer).role == "router":
-            lines += [
-                " ip ospf network point-to-point",
-                " ip ospf hello-interval 1",
-                " ip ospf dead-interval 4",
-            ]
-        lines.append("!")
-    lines += ["interface lo", f" ip address {router.loopback}/32", "!"]
+        lines += [f"interface {iface.name}", f" ip address {iface.address}", "exit"]
+    lines += ["interface lo", f" ip address {router.loopback}/32", "exit"]
     if routing == "static":
-        lines += [f"ip route {prefix} {hop}" for prefix, hop in static_routes(network)[router.name]]
-    else:
-        lines += [
-            "router ospf",
-            f" ospf router-id {router.loopback}",
-            " timers throttle spf 0 50 500",
-            " timers throttle lsa all 0",
-            " timers lsa min-arrival 0",
-        ]
-        for iface in router.ifaces:
-            if network.node(iface.peer).role == "host":
-                lines.append(f" passive-interface {iface.name}")
-        for iface in router.ifaces:
-            subnet = ipaddress.ip_interface(iface.address).network
-            lines.append(f" network {subnet} area 0")
-        lines.append(f" network {router.loopback}/32 area 0")
+        lines += static_lines(network, router)
+    elif routing == "ospf":
+        lines += ospf_lines(network, router)
     lines += ["!", ""]
     return "\n".join(lines)
 
 
-def render_lab(network: Network, routing: Routing, name: str) -> LabSpec:
+def render_lab(
+    network: Network, routing: Routing, name: str, daemons: set[str] | None = None
+) -> LabSpec:
+    """The lab for ``network``; ``daemons`` defaults to what ``routing`` needs."""
     devices: list[DeviceSpec] = []
-    enabled = {"ospfd"} if routing == "ospf" else set()
+    enabled = daemons if daemons is not None else ({"ospfd"} if routing == "ospf" else set())
     for node in network.nodes:
         if node.role == "router":
             devices.append(
