@@ -1,9 +1,10 @@
 """The live audit of a scenario instance: is its fault real, and does its reference fix work?
 
-Per instance, on a fresh lab: the baseline passes every target and guard test; after the
-faults are injected (through the tools an agent uses) each fault is present, every symptom in
-the brief is real and the guards still hold; after the reference solution every target, guard
-and adherence test passes.
+Per instance, on a fresh lab. Reactive: the baseline passes every target and guard test; after
+the faults are injected (through the tools an agent uses) each fault is present, every symptom
+in the brief is real and the guards still hold. Constructive: the guards pass and every target
+fails on the initial state. Both: after the reference solution, applied through the same tools,
+every target, guard and adherence test passes.
 """
 
 from __future__ import annotations
@@ -101,7 +102,24 @@ def _fault_active(n_present: int, n_symptoms: int, n_guards: int) -> Condition:
     return holds
 
 
-async def _stages(scenario: Scenario, lab: LiveLab, record: AuditRecord) -> None:
+async def _constructive_stages(scenario: Scenario, lab: LiveLab, record: AuditRecord) -> None:
+    hidden = scenario.hidden
+    record.stages["baseline"] = await _poll(lab, hidden.guards, _all_pass, BASELINE_DEADLINE_S)
+    if not record.stages["baseline"].ok:
+        return
+    record.stages["unsolved"] = await _poll(
+        lab, hidden.targets, lambda results: not any(r.passed for r in results), 0
+    )
+    if not record.stages["unsolved"].ok:
+        return
+    record.stages["solve"] = await _apply_all(lab, hidden.solution)
+    if not record.stages["solve"].ok:
+        return
+    everything = hidden.targets + hidden.guards + hidden.adherence
+    record.stages["fixed"] = await _poll(lab, everything, _all_pass, FIX_DEADLINE_S)
+
+
+async def _reactive_stages(scenario: Scenario, lab: LiveLab, record: AuditRecord) -> None:
     hidden = scenario.hidden
     present = [p for f in hidden.faults for p in f.present]
     symptoms = [p for p in hidden.targets if p.kind == "ping"]
@@ -137,8 +155,12 @@ async def audit_instance(family: str, level: int, seed: int) -> AuditRecord:
             record.stages["deploy"] = StageResult(
                 ok=True, seconds=round(time.monotonic() - deploy_started, 2)
             )
-            await _stages(scenario, lab, record)
-        record.ok = len(record.stages) == 6 and all(s.ok for s in record.stages.values())
+            if scenario.kind == "reactive":
+                await _reactive_stages(scenario, lab, record)
+            else:
+                await _constructive_stages(scenario, lab, record)
+        stages = record.stages
+        record.ok = "fixed" in stages and all(s.ok for s in stages.values())
     except (NetdojoError, ValueError, KeyError, OSError) as exc:
         record.error = f"{type(exc).__name__}: {exc}"
     record.seconds = round(time.monotonic() - started, 2)

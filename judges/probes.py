@@ -65,9 +65,13 @@ async def _ospf_full(lab: LiveLab, probe: Probe) -> Observed:
 
 
 async def _config(lab: LiveLab, probe: Probe) -> Observed:
-    pattern = probe.params["pattern"]
+    pattern = probe.params["pattern"].strip()
     done = await lab.vtysh(probe.device, "show running-config")
-    found = any(pattern.strip() == line.strip() for line in done.stdout.splitlines())
+    lines = [line.strip() for line in done.stdout.splitlines()]
+    if probe.params.get("match") == "prefix":
+        found = any(line.startswith(pattern) for line in lines)
+    else:
+        found = pattern in lines
     return (
         found,
         f"{probe.device}: running-config {'has' if found else 'lacks'} '{pattern.strip()}'",

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from netdojo.labs.errors import NetdojoError
 from netdojo.scenarios.briefs import Symptoms, reactive_brief
+from netdojo.scenarios.constructive import constructive_hidden
 from netdojo.scenarios.faults import INJECTORS, FaultContext, FaultPlan, red_herring
 from netdojo.scenarios.forwarding import Impact, reachable_pairs
 from netdojo.scenarios.model import (
@@ -103,6 +104,22 @@ FAMILIES: dict[str, Family] = {
             "OSPF is up but some prefixes are missing or overridden; repair the routing.",
         ),
         Family(
+            "static-build",
+            "constructive",
+            "static",
+            ("build.static_routes",),
+            LOOP_FREE,
+            "Routers are addressed but unrouted; add static routes for full reachability.",
+        ),
+        Family(
+            "ospf-build",
+            "constructive",
+            "ospf",
+            ("build.ospf_area0",),
+            REDUNDANT,
+            "Routers are addressed but unrouted; configure single-area OSPF.",
+        ),
+        Family(
             "host-config",
             "reactive",
             "ospf",
@@ -135,6 +152,8 @@ def generate(family: str, level: int, seed: int) -> Scenario:
     shape = rng.choice(spec.shapes[level])
     topology = make_topology(shape, router_count(level, rng), rng.randrange(2**31))
     network = plan_network(topology, level, rng)
+    if spec.kind == "constructive":
+        return _assemble_constructive(spec, level, seed, network, rng)
     ctx = FaultContext(network=network, routing=spec.routing, rng=rng)
     plans = _pick_faults(spec, ctx, REAL_FAULTS_BY_LEVEL[level])
     if level >= 2:
@@ -203,7 +222,7 @@ def _assemble(
         missing_adjacencies=len(impact.down_links) if spec.routing == "ospf" else 0,
         addresses={h: network.host_address(h) for h in network.lans},
     )
-    name = f"{spec.name.split('-')[0]}{level}"
+    name = _lab_name(spec, level)
     return Scenario(
         id=scenario_id(spec.name, level, seed),
         family=spec.name,
@@ -224,6 +243,32 @@ def _assemble(
             adherence=[probe for plan in herrings for probe in plan.healthy],
         ),
     )
+
+
+def _assemble_constructive(
+    spec: Family, level: int, seed: int, network: Network, rng: random.Random
+) -> Scenario:
+    hidden, brief, rules = constructive_hidden(
+        network, spec.routing, level, _lab_name(spec, level), rng
+    )
+    return Scenario(
+        id=scenario_id(spec.name, level, seed),
+        family=spec.name,
+        level=level,
+        seed=seed,
+        kind=spec.kind,
+        public=PublicHalf(
+            brief=brief,
+            devices=_facts(network),
+            links=[(link, [dev for dev, _ in ends]) for link, ends in network.links],
+            constraints=rules,
+        ),
+        hidden=hidden,
+    )
+
+
+def _lab_name(spec: Family, level: int) -> str:
+    return f"{spec.name.split('-')[0]}{level}"
 
 
 def _adjacency_guards(network: Network, impact: Impact) -> list[Probe]:

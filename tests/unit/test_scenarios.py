@@ -26,9 +26,13 @@ def test_instances_are_well_formed(family: str, level: int) -> None:
         hidden = scenario.hidden
         devices = {d.name for d in hidden.lab.devices}
         real = [f for f in hidden.faults if not f.red_herring]
-        assert len(real) == level
-        assert (len(hidden.faults) > len(real)) == (level >= 2)
-        assert {f.type for f in real} <= set(FAMILIES[family].types)
+        if scenario.kind == "reactive":
+            assert len(real) == level
+            assert (len(hidden.faults) > len(real)) == (level >= 2)
+            assert {f.type for f in real} <= set(FAMILIES[family].types)
+        else:
+            assert not hidden.faults and hidden.adherence
+            assert len(scenario.public.constraints) == (2 if level == 1 else 3)
         assert hidden.targets and hidden.solution
         for probe in [*hidden.targets, *hidden.guards, *hidden.adherence]:
             assert probe.device in devices
@@ -61,7 +65,10 @@ def test_different_seeds_give_different_networks() -> None:
     assert len(ids) == 20 and len(labs) == 20
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+REACTIVE = sorted(name for name, family in FAMILIES.items() if family.kind == "reactive")
+
+
+@pytest.mark.parametrize("family", REACTIVE)
 def test_briefs_vary_and_keep_their_facts(family: str) -> None:
     briefs = []
     for seed in range(1, 31):
@@ -85,7 +92,7 @@ def test_briefs_vary_and_keep_their_facts(family: str) -> None:
 def test_briefs_never_name_the_fault_or_its_place() -> None:
     words = {"mtu", "hello", "dead", "area", "passive", "blackhole", "mask", "gateway"}
     words |= {"next hop", "next-hop", "network statement", "admin", "shutdown", "prefix"}
-    for family in FAMILIES:
+    for family in REACTIVE:
         for level in LEVELS:
             for seed in SEEDS:
                 scenario = generate(family, level, seed)
@@ -104,8 +111,15 @@ def test_catalogue_counts_and_json_shape() -> None:
     assert {f["name"] for f in families} == set(FAMILIES)
     assert all(set(f) == {"name", "kind", "types", "levels"} for f in families)
     assert all(f["levels"] == [1, 2, 3] for f in families)
-    types = {t for f in families for t in f["types"]}
-    assert types <= set(INJECTORS)
+    reactive = {t for f in families if f["kind"] == "reactive" for t in f["types"]}
+    assert reactive <= set(INJECTORS)
+    assert {f["kind"] for f in families} == {"reactive", "constructive"}
+
+
+def test_constructive_briefs_vary() -> None:
+    for family in sorted(set(FAMILIES) - set(REACTIVE)):
+        briefs = {generate(family, level, seed).public.brief for level in LEVELS for seed in SEEDS}
+        assert len(briefs) >= 12
 
 
 def test_show_hides_the_hidden_half_unless_revealed() -> None:

@@ -1,0 +1,139 @@
+"""Constructive tasks: routers come up addressed but unrouted; the agent builds the routing.
+
+The reference solution is the configuration the reactive families start from, entered through
+the `configure` tool; adherence tests check the task's constraints (the protocol asked for,
+addresses untouched, a device left alone).
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+from netdojo.scenarios.model import HiddenHalf, Probe, configure
+from netdojo.scenarios.network import Network, Routing, ospf_lines, render_lab, static_lines
+
+INTENTS = {
+    "static": (
+        "Configure static routing on the routers so that every host can reach every other host.",
+        "The routers have their addresses but no routes yet. Add static routes so all hosts can "
+        "talk to each other.",
+        "Bring up end-to-end connectivity between all hosts using static routes only.",
+        "Routing is not configured. Using static routes, make every host reachable from every "
+        "other host.",
+    ),
+    "ospf": (
+        "Configure OSPF (area 0) on every router so that all hosts can reach each other.",
+        "The routers are addressed but run no routing protocol. Enable OSPF in the backbone "
+        "area so every host reaches every other host.",
+        "Build the routing with OSPF: all router links in area 0, full reachability between hosts.",
+        "Set up a single-area OSPF network across all routers; every host must reach every other.",
+    ),
+}
+PROTOCOL_RULES = {
+    "static": (
+        "Do not run any dynamic routing protocol.",
+        "Static routes only: no OSPF, no BGP.",
+        "No dynamic routing, please.",
+    ),
+    "ospf": (
+        "Use OSPF only; do not add static routes.",
+        "No static routes: routing must come from OSPF.",
+        "Static routes are not allowed for this task.",
+    ),
+}
+ADDRESS_RULES = (
+    "Do not change any interface address.",
+    "The addressing plan is fixed: keep every address as it is.",
+    "Interface addresses must stay unchanged.",
+)
+HANDS_OFF = (
+    "Leave {host} exactly as it is.",
+    "Do not touch {host}.",
+    "{host} belongs to another team: make no change on it.",
+)
+
+
+def _config_probe(tag: str, device: str, pattern: str, description: str) -> Probe:
+    return Probe(
+        id=f"adherence:{tag}:{device}",
+        description=description,
+        kind="config",
+        device=device,
+        params={"pattern": pattern, "match": "prefix", "expect": False},
+    )
+
+
+def constructive_hidden(
+    network: Network, routing: Routing, level: int, lab_name: str, rng: random.Random
+) -> tuple[HiddenHalf, str, list[str]]:
+    """The hidden half, the brief and the constraints of a build-the-routing task."""
+    daemons = {"ospfd"} if routing == "ospf" else set()
+    lab = render_lab(network, "none", lab_name, daemons=daemons)
+    lines_for = ospf_lines if routing == "ospf" else static_lines
+    solution = [
+        configure(router.name, *lines)
+        for router in network.routers
+        if (lines := lines_for(network, router))
+    ]
+    targets = [
+        Probe(
+            id=f"target:ping:{a}-{b}",
+            description=f"{a} can ping {b} ({network.host_address(b)})",
+            kind="ping",
+            device=a,
+            params={"target": network.host_address(b), "expect": True},
+        )
+        for a, b in itertools.combinations(sorted(network.lans), 2)
+    ]
+    guards = [
+        Probe(
+            id=f"guard:gateway:{host}",
+            description=f"{host} can ping its gateway {network.node(host).gateway}",
+            kind="ping",
+            device=host,
+            params={"target": network.node(host).gateway, "expect": True},
+        )
+        for host in sorted(network.lans)
+    ]
+    forbidden = ("router ospf", "no OSPF") if routing == "static" else ("ip route ", "no static")
+    adherence = [
+        _config_probe("protocol", r.name, forbidden[0], f"{r.name} has {forbidden[1]} lines")
+        for r in network.routers
+    ]
+    adherence += [
+        Probe(
+            id=f"adherence:address:{r.name}:{i.name}",
+            description=f"{r.name} {i.name} keeps {i.address}",
+            kind="address",
+            device=r.name,
+            params={"interface": i.name, "address": i.address, "expect": True},
+        )
+        for r in network.routers
+        for i in r.ifaces
+    ]
+    rules = [rng.choice(PROTOCOL_RULES[routing]), rng.choice(ADDRESS_RULES)]
+    if level >= 2:
+        host = rng.choice(sorted(network.lans))
+        rules.append(rng.choice(HANDS_OFF).format(host=host))
+        adherence.append(
+            Probe(
+                id=f"adherence:untouched:{host}",
+                description=f"{host} keeps its default route via {network.node(host).gateway}",
+                kind="default_route",
+                device=host,
+                params={"gateway": network.node(host).gateway, "expect": True},
+            )
+        )
+    rng.shuffle(rules)
+    intent = rng.choice(INTENTS[routing])
+    layout = rng.choice(("prose", "list"))
+    if layout == "prose":
+        brief = f"{intent} {' '.join(rules)} Submit when the network works."
+    else:
+        listed = "\n".join(f"- {rule}" for rule in rules)
+        brief = f"Task: {intent}\n\nConstraints:\n{listed}\n\nSubmit when done."
+    hidden = HiddenHalf(
+        lab=lab, solution=solution, targets=targets, guards=guards, adherence=adherence
+    )
+    return hidden, brief, rules
