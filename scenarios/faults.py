@@ -525,6 +525,66 @@ def host_wrong_mask(ctx: FaultContext) -> FaultPlan | None:
     )
 
 
+def _md5_end(ctx: FaultContext) -> tuple[str, str, Iface, str] | None:
+    """One end of the OSPF link that authenticates with MD5: (router, peer, interface, key)."""
+    if ctx.routing != "ospf":
+        return None
+    for link, key in sorted(ctx.network.ospf_md5.items()):
+        ends = next(e for name, e in ctx.network.links if name == link)
+        (a, _), (b, _) = ctx.rng.sample(ends, 2)
+        iface = ctx.network.node(a).iface_to(b)
+        if ctx.take(f"link:{a}:{b}", f"link:{b}:{a}", f"if:{a}:{iface.name}"):
+            return a, b, iface, key
+    return None
+
+
+def _md5_fault(type_: str, inject: list[str], fix: list[str]) -> Injector:
+    def injector(ctx: FaultContext) -> FaultPlan | None:
+        picked = _md5_end(ctx)
+        if picked is None:
+            return None
+        a, b, iface, key = picked
+        head = f"interface {iface.name}"
+        impact, healthy = _link_down(ctx.network, a, b, type_)
+        return FaultPlan(
+            Fault(
+                type=type_,
+                device=a,
+                params={"interface": iface.name, "peer": b},
+                inject=[configure(a, head, *(line.format(key=key) for line in inject))],
+                fix=[configure(a, head, *(line.format(key=key) for line in fix))],
+                present=[_adjacency(ctx.network, a, b, False, type_)],
+            ),
+            impact,
+            healthy,
+        )
+
+    return injector
+
+
+def network_type_mismatch(ctx: FaultContext) -> FaultPlan | None:
+    """One end falls back to broadcast: the adjacency stays Full but carries no routes."""
+    if ctx.routing != "ospf" or not (picked := _transit(ctx)):
+        return None
+    a, b, iface = picked
+    loopback = f"{_rid(ctx.network, b)}/32"
+    via = ctx.network.node(b).iface_to(a).address.split("/")[0]
+    tag = "ospf.network_type_mismatch"
+    head = f"interface {iface.name}"
+    return FaultPlan(
+        Fault(
+            type=tag,
+            device=a,
+            params={"interface": iface.name, "peer": b},
+            inject=[configure(a, head, "no ip ospf network point-to-point")],
+            fix=[configure(a, head, "ip ospf network point-to-point")],
+            present=[_route_probe(tag, a, loopback, False, via=via)],
+        ),
+        Impact(down_links={frozenset((a, b))}),
+        [_route_probe(tag, a, loopback, True, via=via)],
+    )
+
+
 INJECTORS: dict[str, Injector] = {
     "iface.admin_down": admin_down,
     "iface.wrong_address": wrong_address,
@@ -563,6 +623,17 @@ INJECTORS: dict[str, Injector] = {
         "router",
     ),
     "ospf.missing_network_stub": missing_network_stub,
+    "ospf.network_type_mismatch": network_type_mismatch,
+    "ospf.auth_key_mismatch": _md5_fault(
+        "ospf.auth_key_mismatch",
+        ["no ip ospf message-digest-key 1", "ip ospf message-digest-key 1 md5 {key}x"],
+        ["no ip ospf message-digest-key 1", "ip ospf message-digest-key 1 md5 {key}"],
+    ),
+    "ospf.auth_one_side": _md5_fault(
+        "ospf.auth_one_side",
+        ["no ip ospf authentication message-digest"],
+        ["ip ospf authentication message-digest"],
+    ),
     "host.wrong_gateway": host_wrong_gateway,
     "host.missing_default": host_missing_default,
     "host.wrong_mask": host_wrong_mask,

@@ -46,6 +46,7 @@ class Network(BaseModel):
     nodes: list[Node]
     links: list[tuple[str, list[tuple[str, int]]]]
     lans: dict[str, str]  # host -> LAN prefix
+    ospf_md5: dict[str, str] = {}  # transit link -> MD5 key, where OSPF authenticates
 
     def node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)
@@ -130,7 +131,9 @@ def plan_network(topology: Topology, level: int, rng: random.Random) -> Network:
         Node(name=r, role="router", ifaces=ifaces[r], loopback=f"10.255.0.{loopback_ids[i]}")
         for i, r in enumerate(topology.routers)
     ]
-    return Network(nodes=routers + hosts, links=links, lans=lans)
+    md5_link = rng.choice([name for name, _ in links if name.startswith("t")])
+    key = f"{rng.choice(('k', 'sec', 'ospf', 'lnk'))}{rng.randint(100, 999)}"
+    return Network(nodes=routers + hosts, links=links, lans=lans, ospf_md5={md5_link: key})
 
 
 DAEMONS = """zebra=yes
@@ -179,8 +182,13 @@ def ospf_lines(network: Network, router: Node) -> list[str]:
                 " ip ospf network point-to-point",
                 " ip ospf hello-interval 1",
                 " ip ospf dead-interval 4",
-                "exit",
             ]
+            if iface.link in network.ospf_md5:
+                lines += [
+                    " ip ospf authentication message-digest",
+                    f" ip ospf message-digest-key 1 md5 {network.ospf_md5[iface.link]}",
+                ]
+            lines.append("exit")
     lines += [
         "router ospf",
         f" ospf router-id {router.loopback}",
