@@ -102,6 +102,14 @@ async def _address(lab: LiveLab, probe: Probe) -> Observed:
     return holds, f"{probe.device} {iface}: {', '.join(addresses) or 'no address'}"
 
 
+async def _bgp_session(lab: LiveLab, probe: Probe) -> Observed:
+    peer = probe.params["peer"]
+    done = await lab.vtysh(probe.device, "show bgp summary json")
+    peers = _vtysh_json(done.stdout).get("ipv4Unicast", {}).get("peers", {})
+    state = peers.get(peer, {}).get("state", "absent")
+    return state == "Established", f"{probe.device}: BGP session with {peer} is {state}"
+
+
 CHECKS: dict[str, Callable[[LiveLab, Probe], Awaitable[Observed]]] = {
     "ping": _ping,
     "route": _route,
@@ -110,6 +118,7 @@ CHECKS: dict[str, Callable[[LiveLab, Probe], Awaitable[Observed]]] = {
     "link_up": _link_up,
     "default_route": _default_route,
     "address": _address,
+    "bgp_session": _bgp_session,
 }
 
 

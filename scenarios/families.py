@@ -107,6 +107,28 @@ FAMILIES: dict[str, Family] = {
             "OSPF is up but some prefixes are missing or overridden; repair the routing.",
         ),
         Family(
+            "bgp-peering",
+            "reactive",
+            "bgp",
+            (
+                "bgp.missing_neighbor",
+                "bgp.md5_one_side",
+                "bgp.md5_mismatch",
+                "bgp.max_prefix",
+                "bgp.missing_network",
+            ),
+            REDUNDANT,
+            "Each router is its own AS, peering over eBGP; sessions or announcements broke.",
+        ),
+        Family(
+            "bgp-policy",
+            "reactive",
+            "bgp",
+            ("bgp.prefix_list_out", "bgp.route_map_out_deny", "bgp.missing_network"),
+            LOOP_FREE,
+            "Export policy on eBGP sessions drops prefixes that other sites need.",
+        ),
+        Family(
             "static-build",
             "constructive",
             "static",

@@ -585,6 +585,229 @@ def network_type_mismatch(ctx: FaultContext) -> FaultPlan | None:
     )
 
 
+def _session(network: Network, a: str, b: str, expect: bool, tag: str) -> Probe:
+    peer = network.node(b).iface_to(a).address.split("/")[0]
+    state = "is" if expect else "is not"
+    return Probe(
+        id=f"{tag}:bgp:{a}-{b}",
+        description=f"{a}'s BGP session with {b} ({peer}) {state} Established",
+        kind="bgp_session",
+        device=a,
+        params={"peer": peer, "expect": expect},
+    )
+
+
+def _bgp_end(ctx: FaultContext) -> tuple[str, str, str, int, int] | None:
+    """One end of an eBGP session: (router, peer, peer address, own AS, peer AS)."""
+    if ctx.routing != "bgp" or not (picked := _transit(ctx)):
+        return None
+    a, b, _ = picked
+    own, peer = ctx.network.node(a), ctx.network.node(b)
+    assert own.asn is not None and peer.asn is not None
+    return a, b, peer.iface_to(a).address.split("/")[0], own.asn, peer.asn
+
+
+def _session_down(
+    ctx: FaultContext, tag: str, inject: list[str], fix: list[str]
+) -> FaultPlan | None:
+    """A fault that keeps one eBGP session down; lines are run under ``router bgp``."""
+    if not (picked := _bgp_end(ctx)):
+        return None
+    a, b, address, own, peer_as = picked
+    values = {"peer": address, "peer_as": peer_as, "key": f"pw{ctx.rng.randint(100, 999)}"}
+    head = f"router bgp {own}"
+    return FaultPlan(
+        Fault(
+            type=tag,
+            device=a,
+            params={"peer": address},
+            inject=[configure(a, head, *(line.format(**values) for line in inject))],
+            fix=[configure(a, head, *(line.format(**values) for line in fix))],
+            present=[_session(ctx.network, a, b, False, tag)],
+        ),
+        Impact(down_links={frozenset((a, b))}),
+        [_session(ctx.network, a, b, True, tag)],
+    )
+
+
+def bgp_missing_neighbor(ctx: FaultContext) -> FaultPlan | None:
+    return _session_down(
+        ctx,
+        "bgp.missing_neighbor",
+        ["no neighbor {peer}"],
+        ["neighbor {peer} remote-as {peer_as}", "neighbor {peer} timers connect 1"],
+    )
+
+
+def bgp_md5_one_side(ctx: FaultContext) -> FaultPlan | None:
+    return _session_down(
+        ctx, "bgp.md5_one_side", ["neighbor {peer} password {key}"], ["no neighbor {peer} password"]
+    )
+
+
+def bgp_max_prefix(ctx: FaultContext) -> FaultPlan | None:
+    return _session_down(
+        ctx,
+        "bgp.max_prefix",
+        ["address-family ipv4 unicast", "neighbor {peer} maximum-prefix 1"],
+        ["address-family ipv4 unicast", "no neighbor {peer} maximum-prefix 1"],
+    )
+
+
+def bgp_md5_mismatch(ctx: FaultContext) -> FaultPlan | None:
+    """Passwords on both ends of a session that do not match."""
+    if not (picked := _bgp_end(ctx)):
+        return None
+    a, b, address, own, peer_as = picked
+    back = ctx.network.node(a).iface_to(b).address.split("/")[0]
+    secret = f"{ctx.rng.choice(('Lab', 'Peer', 'Bgp'))}{ctx.rng.randint(10, 99)}"
+    tag = "bgp.md5_mismatch"
+    return FaultPlan(
+        Fault(
+            type=tag,
+            device=a,
+            params={"peer": address},
+            inject=[
+                configure(a, f"router bgp {own}", f"neighbor {address} password {secret}A"),
+                configure(b, f"router bgp {peer_as}", f"neighbor {back} password {secret}B"),
+            ],
+            fix=[
+                configure(a, f"router bgp {own}", f"no neighbor {address} password"),
+                configure(b, f"router bgp {peer_as}", f"no neighbor {back} password"),
+            ],
+            present=[_session(ctx.network, a, b, False, tag)],
+        ),
+        Impact(down_links={frozenset((a, b))}),
+        [_session(ctx.network, a, b, True, tag)],
+    )
+
+
+def bgp_missing_network(ctx: FaultContext) -> FaultPlan | None:
+    if ctx.routing != "bgp" or not (picked := _lan_port(ctx)):
+        return None
+    router, host, iface = picked
+    subnet = _subnet(iface)
+    asn = ctx.network.node(router).asn
+    present = Probe(
+        id=f"bgp.missing_network:{router}",
+        description=f"{router} does not announce {subnet} in BGP",
+        kind="config",
+        device=router,
+        params={"pattern": f"network {subnet}", "expect": False},
+    )
+    head = (f"router bgp {asn}", "address-family ipv4 unicast")
+    return FaultPlan(
+        Fault(
+            type="bgp.missing_network",
+            device=router,
+            params={"prefix": subnet},
+            inject=[configure(router, *head, f"no network {subnet}")],
+            fix=[configure(router, *head, f"network {subnet}")],
+            present=[present],
+        ),
+        Impact(unannounced={host}),
+        [],
+    )
+
+
+def _export_filter(ctx: FaultContext) -> tuple[str, str, str, int, str, set[str]] | None:
+    """An eBGP session and a LAN whose announcement crosses it towards the peer."""
+    if not (picked := _bgp_end(ctx)):
+        return None
+    a, b, address, own, _ = picked
+    hosts = sorted(ctx.network.lans)
+    ctx.rng.shuffle(hosts)
+    for host in hosts:
+        if ctx.network.router_of(host) != b:
+            prefix = ctx.network.lans[host]
+            return a, b, address, own, prefix, _hosts_in(ctx.network, prefix)
+    return None
+
+
+def _attached_probe(tag: str, device: str, line: str) -> Probe:
+    return Probe(
+        id=f"{tag}:{device}",
+        description=f"{device} has '{line}'",
+        kind="config",
+        device=device,
+        params={"pattern": line, "expect": True},
+    )
+
+
+def bgp_prefix_list_out(ctx: FaultContext) -> FaultPlan | None:
+    if not (picked := _export_filter(ctx)):
+        return None
+    a, b, address, own, prefix, hosts = picked
+    name = f"{ctx.rng.choice(('EXPORT', 'TO', 'OUT'))}-{b.upper()}"
+    applied = f"neighbor {address} prefix-list {name} out"
+    tag = "bgp.prefix_list_out"
+    head = (f"router bgp {own}", "address-family ipv4 unicast")
+    return FaultPlan(
+        Fault(
+            type=tag,
+            device=a,
+            params={"peer": address, "prefix": prefix, "list": name},
+            inject=[
+                configure(
+                    a,
+                    f"ip prefix-list {name} seq 5 deny {prefix}",
+                    f"ip prefix-list {name} seq 10 permit 0.0.0.0/0 le 32",
+                    *head,
+                    applied,
+                )
+            ],
+            fix=[
+                configure(
+                    a,
+                    *head,
+                    f"no {applied}",
+                    "exit-address-family",
+                    "exit",
+                    f"no ip prefix-list {name}",
+                )
+            ],
+            present=[_attached_probe(tag, a, applied)],
+        ),
+        Impact(filtered={(a, b, h) for h in hosts}),
+        [],
+    )
+
+
+def bgp_route_map_out(ctx: FaultContext) -> FaultPlan | None:
+    if not (picked := _export_filter(ctx)):
+        return None
+    a, b, address, own, prefix, hosts = picked
+    name = f"{ctx.rng.choice(('RM', 'POLICY', 'MAP'))}-{b.upper()}-OUT"
+    match = f"{name}-MATCH"
+    applied = f"neighbor {address} route-map {name} out"
+    tag = "bgp.route_map_out_deny"
+    head = (f"router bgp {own}", "address-family ipv4 unicast")
+    return FaultPlan(
+        Fault(
+            type=tag,
+            device=a,
+            params={"peer": address, "prefix": prefix, "route_map": name},
+            inject=[
+                configure(
+                    a,
+                    f"ip prefix-list {match} seq 5 permit {prefix}",
+                    f"route-map {name} deny 10",
+                    f" match ip address prefix-list {match}",
+                    "exit",
+                    f"route-map {name} permit 20",
+                    "exit",
+                    *head,
+                    applied,
+                )
+            ],
+            fix=[configure(a, *head, f"no {applied}")],
+            present=[_attached_probe(tag, a, applied)],
+        ),
+        Impact(filtered={(a, b, h) for h in hosts}),
+        [],
+    )
+
+
 INJECTORS: dict[str, Injector] = {
     "iface.admin_down": admin_down,
     "iface.wrong_address": wrong_address,
@@ -634,6 +857,13 @@ INJECTORS: dict[str, Injector] = {
         ["no ip ospf authentication message-digest"],
         ["ip ospf authentication message-digest"],
     ),
+    "bgp.missing_neighbor": bgp_missing_neighbor,
+    "bgp.md5_one_side": bgp_md5_one_side,
+    "bgp.md5_mismatch": bgp_md5_mismatch,
+    "bgp.max_prefix": bgp_max_prefix,
+    "bgp.missing_network": bgp_missing_network,
+    "bgp.prefix_list_out": bgp_prefix_list_out,
+    "bgp.route_map_out_deny": bgp_route_map_out,
     "host.wrong_gateway": host_wrong_gateway,
     "host.missing_default": host_missing_default,
     "host.wrong_mask": host_wrong_mask,

@@ -23,13 +23,17 @@ class Impact(BaseModel):
     drops: dict[str, set[str]] = Field(default_factory=dict)  # router -> destination hosts
     redirects: dict[str, dict[str, str]] = Field(default_factory=dict)  # router -> host -> router
     isolated: set[str] = Field(default_factory=set)  # hosts cut off from their gateway
-    unannounced: set[str] = Field(default_factory=set)  # hosts whose LAN OSPF does not announce
+    unannounced: set[str] = Field(default_factory=set)  # hosts whose LAN is not announced
+    filtered: set[tuple[str, str, str]] = Field(
+        default_factory=set
+    )  # (from, to, host) not advertised
 
     def merge(self, other: Impact) -> Impact:
         merged = self.model_copy(deep=True)
         merged.down_links |= other.down_links
         merged.isolated |= other.isolated
         merged.unannounced |= other.unannounced
+        merged.filtered |= other.filtered
         for router, hosts in other.drops.items():
             merged.drops.setdefault(router, set()).update(hosts)
         for router, table in other.redirects.items():
@@ -56,6 +60,11 @@ def _tables(network: Network, routing: Routing, impact: Impact) -> dict[str, dic
         return tables
     graph = network.router_graph()
     graph.remove_edges_from(tuple(link) for link in impact.down_links)
+    if routing == "bgp":
+        for host in network.lans:
+            if host not in impact.unannounced:
+                _bgp_paths(graph, network.router_of(host), host, impact, tables)
+        return tables
     for host in network.lans:
         if host in impact.unannounced:
             continue
@@ -64,6 +73,23 @@ def _tables(network: Network, routing: Routing, impact: Impact) -> dict[str, dic
             if router != target and nx.has_path(graph, router, target):
                 tables[router][host] = min(nx.all_shortest_paths(graph, router, target))[1]
     return tables
+
+
+def _bgp_paths(
+    graph: nx.Graph, origin: str, host: str, impact: Impact, tables: dict[str, dict[str, str]]
+) -> None:
+    """Shortest AS paths from ``origin`` over advertisements that are not filtered."""
+    frontier, seen = [origin], {origin}
+    while frontier:
+        following = []
+        for sender in frontier:
+            for receiver in sorted(graph.neighbors(sender)):
+                if receiver in seen or (sender, receiver, host) in impact.filtered:
+                    continue
+                seen.add(receiver)
+                tables[receiver][host] = sender
+                following.append(receiver)
+        frontier = following
 
 
 def _reaches(

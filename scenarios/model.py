@@ -22,6 +22,7 @@ ProbeKind = Literal[
     "link_up",  # device's interface params.interface is up (params.expect)
     "default_route",  # device's default route goes via params.gateway (None: no default route)
     "address",  # device's params.interface carries params.address (params.expect)
+    "bgp_session",  # device's BGP session with params.peer (address) is Established
 ]
 
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from netdojo.labs.spec import DeviceSpec, LabSpec, LinkSpec
 from netdojo.scenarios.topology import Topology
 
-Routing = Literal["static", "ospf", "none"]
+Routing = Literal["static", "ospf", "bgp", "none"]
 HOSTS_BY_LEVEL = {1: 2, 2: 3, 3: 4}
 HOST_PREFIXES = ("h", "pc", "srv", "ws", "host")
 
@@ -33,6 +33,7 @@ class Node(BaseModel):
     role: Literal["router", "host"]
     ifaces: list[Iface]
     loopback: str | None = None  # router-id, /32 on lo
+    asn: int | None = None  # routers' own AS, used by BGP plans
     gateway: str | None = None  # hosts only
 
     def iface(self, name: str) -> Iface:
@@ -127,8 +128,15 @@ def plan_network(topology: Topology, level: int, rng: random.Random) -> Network:
         )
         lans[host] = str(lan)
     loopback_ids = rng.sample(range(1, 250), len(topology.routers))
+    asns = rng.sample(range(64512, 65535), len(topology.routers))
     routers = [
-        Node(name=r, role="router", ifaces=ifaces[r], loopback=f"10.255.0.{loopback_ids[i]}")
+        Node(
+            name=r,
+            role="router",
+            ifaces=ifaces[r],
+            loopback=f"10.255.0.{loopback_ids[i]}",
+            asn=asns[i],
+        )
         for i, r in enumerate(topology.routers)
     ]
     md5_link = rng.choice([name for name, _ in links if name.startswith("t")])
@@ -204,6 +212,36 @@ def ospf_lines(network: Network, router: Node) -> list[str]:
     return lines
 
 
+def bgp_neighbours(network: Network, router: Node) -> list[tuple[str, int, str]]:
+    """``(peer router, peer AS, peer address)`` for every eBGP session of ``router``."""
+    sessions = []
+    for iface in router.ifaces:
+        peer = network.node(iface.peer)
+        if peer.role == "router" and peer.asn is not None:
+            sessions.append((peer.name, peer.asn, peer.iface_to(router.name).address.split("/")[0]))
+    return sessions
+
+
+def bgp_lines(network: Network, router: Node) -> list[str]:
+    """eBGP with every neighbour on a direct link; announce the router's LANs and loopback."""
+    lines = [
+        f"router bgp {router.asn}",
+        f" bgp router-id {router.loopback}",
+        " no bgp ebgp-requires-policy",
+        " no bgp network import-check",
+        " timers bgp 1 3",
+        " coalesce-time 100",
+    ]
+    for _, asn, address in bgp_neighbours(network, router):
+        lines += [f" neighbor {address} remote-as {asn}", f" neighbor {address} timers connect 1"]
+    lines.append(" address-family ipv4 unicast")
+    for iface in router.ifaces:
+        if network.node(iface.peer).role == "host":
+            lines.append(f"  network {ipaddress.ip_interface(iface.address).network}")
+    lines += [f"  network {router.loopback}/32", " exit-address-family", "exit"]
+    return lines
+
+
 def static_lines(network: Network, router: Node) -> list[str]:
     return [f"ip route {prefix} {hop}" for prefix, hop in static_routes(network)[router.name]]
 
@@ -223,6 +261,8 @@ def router_config(network: Network, router: Node, routing: Routing) -> str:
         lines += static_lines(network, router)
     elif routing == "ospf":
         lines += ospf_lines(network, router)
+    elif routing == "bgp":
+        lines += [*bgp_lines(network, router), "bgp route-map delay-timer 1"]
     lines += ["!", ""]
     return "\n".join(lines)
 
@@ -232,7 +272,8 @@ def render_lab(
 ) -> LabSpec:
     """The lab for ``network``; ``daemons`` defaults to what ``routing`` needs."""
     devices: list[DeviceSpec] = []
-    enabled = daemons if daemons is not None else ({"ospfd"} if routing == "ospf" else set())
+    needs = {"ospf": {"ospfd"}, "bgp": {"bgpd"}}.get(routing, set())
+    enabled = daemons if daemons is not None else needs
     for node in network.nodes:
         if node.role == "router":
             devices.append(
