@@ -11,7 +11,14 @@ import itertools
 import random
 
 from netdojo.scenarios.model import HiddenHalf, Probe, configure
-from netdojo.scenarios.network import Network, Routing, ospf_lines, render_lab, static_lines
+from netdojo.scenarios.network import (
+    Network,
+    Routing,
+    bgp_lines,
+    ospf_lines,
+    render_lab,
+    static_lines,
+)
 
 INTENTS = {
     "static": (
@@ -21,6 +28,14 @@ INTENTS = {
         "Bring up end-to-end connectivity between all hosts using static routes only.",
         "Routing is not configured. Using static routes, make every host reachable from every "
         "other host.",
+    ),
+    "bgp": (
+        "Each router is its own autonomous system (AS numbers below). Configure eBGP between "
+        "directly connected routers and announce every host LAN so all hosts reach each other.",
+        "Bring up eBGP on every router-to-router link, using the AS numbers listed, and announce "
+        "the host subnets: every host must reach every other host.",
+        "Build inter-AS routing with BGP: one AS per router (see below), sessions on the direct "
+        "links, host LANs announced, full reachability between hosts.",
     ),
     "ospf": (
         "Configure OSPF (area 0) on every router so that all hosts can reach each other.",
@@ -35,6 +50,11 @@ PROTOCOL_RULES = {
         "Do not run any dynamic routing protocol.",
         "Static routes only: no OSPF, no BGP.",
         "No dynamic routing, please.",
+    ),
+    "bgp": (
+        "Use BGP only: no static routes, no OSPF.",
+        "Routing must come from BGP; static routes and OSPF are not allowed.",
+        "No static routes and no IGP: BGP only.",
     ),
     "ospf": (
         "Use OSPF only; do not add static routes.",
@@ -68,9 +88,9 @@ def constructive_hidden(
     network: Network, routing: Routing, level: int, lab_name: str, rng: random.Random
 ) -> tuple[HiddenHalf, str, list[str]]:
     """The hidden half, the brief and the constraints of a build-the-routing task."""
-    daemons = {"ospfd"} if routing == "ospf" else set()
+    daemons = {"ospf": {"ospfd"}, "bgp": {"bgpd"}}.get(routing, set())
     lab = render_lab(network, "none", lab_name, daemons=daemons)
-    lines_for = ospf_lines if routing == "ospf" else static_lines
+    lines_for = {"ospf": ospf_lines, "bgp": bgp_lines}.get(routing, static_lines)
     solution = [
         configure(router.name, *lines)
         for router in network.routers
@@ -96,10 +116,15 @@ def constructive_hidden(
         )
         for host in sorted(network.lans)
     ]
-    forbidden = ("router ospf", "no OSPF") if routing == "static" else ("ip route ", "no static")
+    forbidden = {
+        "static": [("router ospf", "OSPF"), ("router bgp", "BGP")],
+        "ospf": [("ip route ", "static route")],
+        "bgp": [("ip route ", "static route"), ("router ospf", "OSPF")],
+    }[routing]
     adherence = [
-        _config_probe("protocol", r.name, forbidden[0], f"{r.name} has {forbidden[1]} lines")
+        _config_probe(f"protocol:{what}", r.name, pattern, f"{r.name} has no {what} lines")
         for r in network.routers
+        for pattern, what in forbidden
     ]
     adherence += [
         Probe(
@@ -127,6 +152,8 @@ def constructive_hidden(
         )
     rng.shuffle(rules)
     intent = rng.choice(INTENTS[routing])
+    if routing == "bgp":
+        intent += " " + ", ".join(f"{r.name} is AS {r.asn}" for r in network.routers) + "."
     layout = rng.choice(("prose", "list"))
     if layout == "prose":
         brief = f"{intent} {' '.join(rules)} Submit when the network works."

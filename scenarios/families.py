@@ -145,6 +145,14 @@ FAMILIES: dict[str, Family] = {
             "Routers are addressed but unrouted; configure single-area OSPF.",
         ),
         Family(
+            "bgp-build",
+            "constructive",
+            "bgp",
+            ("build.ebgp_per_router_as",),
+            REDUNDANT,
+            "Routers are addressed but unrouted; build eBGP with one AS per router.",
+        ),
+        Family(
             "host-config",
             "reactive",
             "ospf",
