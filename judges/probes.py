@@ -110,6 +110,13 @@ async def _bgp_session(lab: LiveLab, probe: Probe) -> Observed:
     return state == "Established", f"{probe.device}: BGP session with {peer} is {state}"
 
 
+async def _tcp(lab: LiveLab, probe: Probe) -> Observed:
+    target, port = probe.params["target"], str(probe.params["port"])
+    done = await lab.exec(probe.device, ["nc", "-z", "-w", "2", target, port])
+    state = "open" if done.ok else f"closed or filtered after {done.duration_s:.1f}s"
+    return done.ok, f"{probe.device} -> {target}:{port} {state}"
+
+
 CHECKS: dict[str, Callable[[LiveLab, Probe], Awaitable[Observed]]] = {
     "ping": _ping,
     "route": _route,
@@ -119,6 +126,7 @@ CHECKS: dict[str, Callable[[LiveLab, Probe], Awaitable[Observed]]] = {
     "default_route": _default_route,
     "address": _address,
     "bgp_session": _bgp_session,
+    "tcp": _tcp,
 }
 
 

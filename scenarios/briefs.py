@@ -7,7 +7,7 @@ missing) and the goal; it never names a fault type or where it is.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 OPENERS = (
     "Users are complaining.",
@@ -58,6 +58,7 @@ class Symptoms:
     isolated: list[str]  # hosts that reach no other host
     missing_adjacencies: int
     addresses: dict[str, str]  # host -> address
+    reports: list[str] = field(default_factory=list)  # symptoms already in words
 
 
 def _pair_lines(symptoms: Symptoms, rng: random.Random) -> list[str]:
@@ -73,6 +74,7 @@ def _pair_lines(symptoms: Symptoms, rng: random.Random) -> list[str]:
             a, b = b, a
         form = rng.choice(PAIR_FORMS)
         lines.append(form.format(a=a, b=b, aa=symptoms.addresses[a], ba=symptoms.addresses[b]))
+    lines.extend(symptoms.reports)
     if symptoms.missing_adjacencies:
         n = symptoms.missing_adjacencies
         form = rng.choice(ADJACENCY_FORMS)

@@ -7,9 +7,18 @@ import random
 from dataclasses import dataclass
 
 from netdojo.labs.errors import NetdojoError
+from netdojo.scenarios.acl import (
+    ACL_TYPES,
+    Policy,
+    acl_injectors,
+    choose_policy,
+    install_policy,
+    policy_matrix,
+    policy_text,
+)
 from netdojo.scenarios.briefs import Symptoms, reactive_brief
 from netdojo.scenarios.constructive import constructive_hidden
-from netdojo.scenarios.faults import INJECTORS, FaultContext, FaultPlan, red_herring
+from netdojo.scenarios.faults import INJECTORS, FaultContext, FaultPlan, Injector, red_herring
 from netdojo.scenarios.forwarding import Impact, reachable_pairs
 from netdojo.scenarios.model import (
     DeviceFacts,
@@ -41,6 +50,7 @@ class Family:
     types: tuple[str, ...]
     shapes: dict[int, tuple[Shape, ...]]
     summary: str
+    firewall: bool = False  # a server behind an iptables policy (see scenarios.acl)
 
 
 REDUNDANT: dict[int, tuple[Shape, ...]] = {
@@ -129,6 +139,15 @@ FAMILIES: dict[str, Family] = {
             "Export policy on eBGP sessions drops prefixes that other sites need.",
         ),
         Family(
+            "acl-firewall",
+            "reactive",
+            "ospf",
+            ACL_TYPES,
+            REDUNDANT,
+            "A server sits behind an iptables policy on its gateway; the policy broke.",
+            firewall=True,
+        ),
+        Family(
             "static-build",
             "constructive",
             "static",
@@ -188,20 +207,24 @@ def generate(family: str, level: int, seed: int) -> Scenario:
     if spec.kind == "constructive":
         return _assemble_constructive(spec, level, seed, network, rng)
     ctx = FaultContext(network=network, routing=spec.routing, rng=rng)
-    plans = _pick_faults(spec, ctx, REAL_FAULTS_BY_LEVEL[level])
+    policy = choose_policy(network, rng) if spec.firewall else None
+    injectors = acl_injectors(policy) if policy else INJECTORS
+    plans = _pick_faults(spec, ctx, REAL_FAULTS_BY_LEVEL[level], injectors)
     if level >= 2:
         plans.append(red_herring(ctx))
-    return _assemble(spec, level, seed, network, plans, rng)
+    return _assemble(spec, level, seed, network, plans, rng, policy)
 
 
-def _pick_faults(spec: Family, ctx: FaultContext, count: int) -> list[FaultPlan]:
+def _pick_faults(
+    spec: Family, ctx: FaultContext, count: int, injectors: dict[str, Injector]
+) -> list[FaultPlan]:
     baseline = reachable_pairs(ctx.network, spec.routing, Impact())
     plans: list[FaultPlan] = []
     impact = Impact()
     for _ in range(MAX_ATTEMPTS):
         if len(plans) == count:
             return plans
-        plan = INJECTORS[ctx.rng.choice(spec.types)](ctx)
+        plan = injectors[ctx.rng.choice(spec.types)](ctx)
         if plan is None:
             continue
         merged = impact.merge(plan.impact)
@@ -230,6 +253,7 @@ def _assemble(
     network: Network,
     plans: list[FaultPlan],
     rng: random.Random,
+    policy: Policy | None,
 ) -> Scenario:
     impact = Impact()
     for plan in plans:
@@ -246,6 +270,15 @@ def _assemble(
     guards = [_ping(network, a, b, "guard") for a, b in intact]
     if spec.routing == "ospf":
         guards += _adjacency_guards(network, impact)
+    if spec.routing == "bgp":
+        guards += _session_guards(network, impact)
+    lab = render_lab(network, spec.routing, _lab_name(spec, level))
+    constraints: list[str] = []
+    if policy is not None:
+        install_policy(lab, network, policy)
+        target_ids = {t.id for t in targets}
+        guards += [p for p in policy_matrix(network, policy) if p.id not in target_ids]
+        constraints.append(policy_text(network, policy, rng))
     isolated = sorted(
         h for h in network.lans if all((h, o) not in working for o in network.lans if o != h)
     )
@@ -254,8 +287,8 @@ def _assemble(
         isolated=isolated if len(network.lans) > 2 else [],
         missing_adjacencies=len(impact.down_links) if spec.routing == "ospf" else 0,
         addresses={h: network.host_address(h) for h in network.lans},
+        reports=[plan.symptom for plan in real if plan.symptom],
     )
-    name = _lab_name(spec, level)
     return Scenario(
         id=scenario_id(spec.name, level, seed),
         family=spec.name,
@@ -263,12 +296,13 @@ def _assemble(
         seed=seed,
         kind=spec.kind,
         public=PublicHalf(
-            brief=reactive_brief(symptoms, [], rng),
+            brief=reactive_brief(symptoms, constraints, rng),
             devices=_facts(network),
             links=[(link, [dev for dev, _ in ends]) for link, ends in network.links],
+            constraints=constraints,
         ),
         hidden=HiddenHalf(
-            lab=render_lab(network, spec.routing, name),
+            lab=lab,
             faults=[plan.fault for plan in plans],
             solution=[call for plan in reversed(real) for call in plan.fault.fix],
             targets=targets,
@@ -302,6 +336,23 @@ def _assemble_constructive(
 
 def _lab_name(spec: Family, level: int) -> str:
     return f"{spec.name.split('-')[0]}{level}"
+
+
+def _session_guards(network: Network, impact: Impact) -> list[Probe]:
+    guards = []
+    for a, b in network.transit_links():
+        if frozenset((a, b)) not in impact.down_links:
+            peer = network.node(b).iface_to(a).address.split("/")[0]
+            guards.append(
+                Probe(
+                    id=f"guard:bgp:{a}-{b}",
+                    description=f"{a}'s BGP session with {b} ({peer}) is Established",
+                    kind="bgp_session",
+                    device=a,
+                    params={"peer": peer, "expect": True},
+                )
+            )
+    return guards
 
 
 def _adjacency_guards(network: Network, impact: Impact) -> list[Probe]:

@@ -38,6 +38,7 @@ class FaultPlan:
     fault: Fault
     impact: Impact
     healthy: list[Probe]  # functional checks that hold once the fault is repaired
+    symptom: str | None = None  # what a user would report, when forwarding does not show it
 
 
 Injector = Callable[[FaultContext], FaultPlan | None]

@@ -23,6 +23,7 @@ ProbeKind = Literal[
     "default_route",  # device's default route goes via params.gateway (None: no default route)
     "address",  # device's params.interface carries params.address (params.expect)
     "bgp_session",  # device's BGP session with params.peer (address) is Established
+    "tcp",  # device can open a TCP connection to params.target:params.port (params.expect)
 ]
 
 
