@@ -9,9 +9,12 @@ use the means an operator would: vtysh configuration lines and `ip` commands.
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+import networkx as nx
 
 from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.model import Fault, Probe, configure, execute
@@ -262,9 +265,10 @@ def _hosts_in(network: Network, prefix: str) -> set[str]:
 
 def _route_probe(tag: str, device: str, prefix: str, expect: bool, **extra: object) -> Probe:
     what = "has" if expect else "has no"
+    via = f" via {extra['via']}" if "via" in extra else ""
     return Probe(
         id=f"{tag}:{device}:{prefix}",
-        description=f"{device} {what} a selected route to {prefix}",
+        description=f"{device} {what} a selected route to {prefix}{via}",
         kind="route",
         device=device,
         params={"prefix": prefix, "expect": expect, **extra},
@@ -436,6 +440,73 @@ def missing_network_stub(ctx: FaultContext) -> FaultPlan | None:
     )
 
 
+def lan_port_down(ctx: FaultContext) -> FaultPlan | None:
+    if not (picked := _lan_port(ctx)):
+        return None
+    router, host, iface = picked
+    present = Probe(
+        id=f"iface.lan_port_down:{router}:{iface.name}",
+        description=f"{router} {iface.name} is administratively down",
+        kind="link_up",
+        device=router,
+        params={"interface": iface.name, "expect": False},
+    )
+    return FaultPlan(
+        Fault(
+            type="iface.lan_port_down",
+            device=router,
+            params={"interface": iface.name},
+            inject=[execute(router, f"ip link set dev {iface.name} down")],
+            fix=[execute(router, f"ip link set dev {iface.name} up")],
+            present=[present],
+        ),
+        Impact(isolated={host}),
+        [],
+    )
+
+
+def cost_steering(ctx: FaultContext) -> FaultPlan | None:
+    """A raised OSPF cost pushes traffic between two sites onto a longer path."""
+    if ctx.routing != "ospf":
+        return None
+    graph = ctx.network.router_graph()
+    pairs = list(itertools.permutations(sorted(ctx.network.lans), 2))
+    ctx.rng.shuffle(pairs)
+    for a, b in pairs:
+        source, target = ctx.network.router_of(a), ctx.network.router_of(b)
+        paths = list(nx.all_shortest_paths(graph, source, target))
+        if source == target or len(paths) != 1:
+            continue
+        path = paths[0]
+        index = ctx.rng.randrange(len(path) - 1)
+        x, y = path[index], path[index + 1]
+        detour = graph.copy()
+        detour.remove_edge(x, y)
+        if not nx.has_path(detour, x, target):
+            continue
+        iface = ctx.network.node(x).iface_to(y)
+        if not ctx.take(f"if:{x}:{iface.name}", f"link:{x}:{y}", f"link:{y}:{x}"):
+            continue
+        prefix = ctx.network.lans[b]
+        via = ctx.network.node(y).iface_to(x).address.split("/")[0]
+        tag = "ospf.cost_steering"
+        head = f"interface {iface.name}"
+        return FaultPlan(
+            Fault(
+                type=tag,
+                device=x,
+                params={"interface": iface.name, "cost": 500},
+                inject=[configure(x, head, "ip ospf cost 500")],
+                fix=[configure(x, head, "no ip ospf cost")],
+                present=[_route_probe(tag, x, prefix, False, via=via)],
+            ),
+            Impact(),
+            [_route_probe(tag, x, prefix, True, via=via)],
+            f"traffic from {a} to {b} takes a longer path than the design intends",
+        )
+    return None
+
+
 def _host(ctx: FaultContext) -> str | None:
     hosts = sorted(ctx.network.lans)
     ctx.rng.shuffle(hosts)
@@ -486,6 +557,43 @@ def host_missing_default(ctx: FaultContext) -> FaultPlan | None:
             inject=[execute(host, "ip route del default")],
             fix=[execute(host, f"ip route add default via {gateway}")],
             present=[_default_probe("host.missing_default", host, None)],
+        ),
+        Impact(isolated={host}),
+        [],
+    )
+
+
+def host_wrong_address(ctx: FaultContext) -> FaultPlan | None:
+    """The host's address moves into another subnet; its gateway is no longer on-link."""
+    if not (host := _host(ctx)):
+        return None
+    node = ctx.network.node(host)
+    good = node.ifaces[0].address
+    octets = good.split("/")[0].split(".")
+    octets[2] = str((int(octets[2]) + ctx.rng.randint(1, 5)) % 250)
+    bad = ".".join(octets) + "/24"
+    present = Probe(
+        id=f"host.wrong_address:{host}",
+        description=f"{host} eth0 carries {bad}",
+        kind="address",
+        device=host,
+        params={"interface": "eth0", "address": bad, "expect": True},
+    )
+    return FaultPlan(
+        Fault(
+            type="host.wrong_address",
+            device=host,
+            params={"wrong": bad, "intended": good},
+            inject=[
+                execute(host, f"ip address del {good} dev eth0"),
+                execute(host, f"ip address add {bad} dev eth0"),
+            ],
+            fix=[
+                execute(host, f"ip address del {bad} dev eth0"),
+                execute(host, f"ip address add {good} dev eth0"),
+                execute(host, f"ip route add default via {node.gateway}"),
+            ],
+            present=[present],
         ),
         Impact(isolated={host}),
         [],
@@ -865,6 +973,9 @@ INJECTORS: dict[str, Injector] = {
     "bgp.missing_network": bgp_missing_network,
     "bgp.prefix_list_out": bgp_prefix_list_out,
     "bgp.route_map_out_deny": bgp_route_map_out,
+    "iface.lan_port_down": lan_port_down,
+    "ospf.cost_steering": cost_steering,
+    "host.wrong_address": host_wrong_address,
     "host.wrong_gateway": host_wrong_gateway,
     "host.missing_default": host_missing_default,
     "host.wrong_mask": host_wrong_mask,
