@@ -230,9 +230,44 @@ def rule_order(policy: Policy) -> Injector:
     return injector
 
 
-ACL_TYPES = ("acl.needed_flow_dropped", "acl.forbidden_flow_allowed", "acl.rule_order")
+def nft_drop(policy: Policy) -> Injector:
+    """An nftables table, beside the iptables policy, drops a flow the policy allows."""
+
+    def injector(ctx: FaultContext) -> FaultPlan | None:
+        network = ctx.network
+        clients = [h for h in sorted(network.lans) if h != policy.server]
+        client = ctx.rng.choice(clients)
+        if not ctx.take(f"acl:web:{client}"):
+            return None
+        table = ctx.rng.choice(("filter2", "hardening", "tmp"))
+        source, target = network.host_address(client), network.host_address(policy.server)
+        chain = "{ type filter hook forward priority 10 ; }"
+        healthy = tcp_probe(network, client, policy, policy.web, True)
+        return _plan(
+            "acl.nft_drop",
+            policy.firewall,
+            [
+                f"nft add table ip {table}",
+                f"nft add chain ip {table} forward '{chain}'",
+                f"nft add rule ip {table} forward ip saddr {source} ip daddr {target} "
+                f"tcp dport {policy.web} drop",
+            ],
+            [f"nft delete table ip {table}"],
+            healthy,
+            ctx,
+        )
+
+    return injector
+
+
+ACL_TYPES = (
+    "acl.needed_flow_dropped",
+    "acl.forbidden_flow_allowed",
+    "acl.rule_order",
+    "acl.nft_drop",
+)
 
 
 def acl_injectors(policy: Policy) -> dict[str, Injector]:
-    makers = (needed_flow_dropped, forbidden_flow_allowed, rule_order)
+    makers = (needed_flow_dropped, forbidden_flow_allowed, rule_order, nft_drop)
     return {name: make(policy) for name, make in zip(ACL_TYPES, makers, strict=True)}

@@ -843,78 +843,60 @@ def _attached_probe(tag: str, device: str, line: str) -> Probe:
     )
 
 
-def bgp_prefix_list_out(ctx: FaultContext) -> FaultPlan | None:
-    if not (picked := _export_filter(ctx)):
-        return None
-    a, b, address, own, prefix, hosts = picked
-    name = f"{ctx.rng.choice(('EXPORT', 'TO', 'OUT'))}-{b.upper()}"
-    applied = f"neighbor {address} prefix-list {name} out"
-    tag = "bgp.prefix_list_out"
-    head = (f"router bgp {own}", "address-family ipv4 unicast")
-    return FaultPlan(
-        Fault(
-            type=tag,
-            device=a,
-            params={"peer": address, "prefix": prefix, "list": name},
-            inject=[
-                configure(
-                    a,
-                    f"ip prefix-list {name} seq 5 deny {prefix}",
-                    f"ip prefix-list {name} seq 10 permit 0.0.0.0/0 le 32",
-                    *head,
-                    applied,
-                )
-            ],
-            fix=[
-                configure(
-                    a,
-                    *head,
-                    f"no {applied}",
-                    "exit-address-family",
-                    "exit",
-                    f"no ip prefix-list {name}",
-                )
-            ],
-            present=[_attached_probe(tag, a, applied)],
-        ),
-        Impact(filtered={(a, b, h) for h in hosts}),
-        [],
-    )
+def _filter_lines(kind: str, name: str, prefix: str) -> list[str]:
+    """A prefix-list or route-map named ``name`` that drops ``prefix`` and passes the rest."""
+    if kind == "prefix-list":
+        return [
+            f"ip prefix-list {name} seq 5 deny {prefix}",
+            f"ip prefix-list {name} seq 10 permit 0.0.0.0/0 le 32",
+        ]
+    return [
+        f"ip prefix-list {name}-MATCH seq 5 permit {prefix}",
+        f"route-map {name} deny 10",
+        f" match ip address prefix-list {name}-MATCH",
+        "exit",
+        f"route-map {name} permit 20",
+        "exit",
+    ]
 
 
-def bgp_route_map_out(ctx: FaultContext) -> FaultPlan | None:
-    if not (picked := _export_filter(ctx)):
-        return None
-    a, b, address, own, prefix, hosts = picked
-    name = f"{ctx.rng.choice(('RM', 'POLICY', 'MAP'))}-{b.upper()}-OUT"
-    match = f"{name}-MATCH"
-    applied = f"neighbor {address} route-map {name} out"
-    tag = "bgp.route_map_out_deny"
-    head = (f"router bgp {own}", "address-family ipv4 unicast")
-    return FaultPlan(
-        Fault(
-            type=tag,
-            device=a,
-            params={"peer": address, "prefix": prefix, "route_map": name},
-            inject=[
-                configure(
-                    a,
-                    f"ip prefix-list {match} seq 5 permit {prefix}",
-                    f"route-map {name} deny 10",
-                    f" match ip address prefix-list {match}",
-                    "exit",
-                    f"route-map {name} permit 20",
-                    "exit",
-                    *head,
-                    applied,
-                )
-            ],
-            fix=[configure(a, *head, f"no {applied}")],
-            present=[_attached_probe(tag, a, applied)],
-        ),
-        Impact(filtered={(a, b, h) for h in hosts}),
-        [],
-    )
+FILTER_NAMES = {
+    ("prefix-list", "out"): ("EXPORT", "TO", "OUT"),
+    ("prefix-list", "in"): ("IMPORT", "FROM", "IN"),
+    ("route-map", "out"): ("RM-OUT", "POLICY-OUT", "MAP-OUT"),
+    ("route-map", "in"): ("RM-IN", "POLICY-IN", "MAP-IN"),
+}
+
+
+def _bgp_filter(kind: str, direction: str, tag: str) -> Injector:
+    """A newly applied filter on one end of a session drops a prefix the far side needs.
+
+    Applying or removing a filter on a neighbour takes effect by itself (no soft clear).
+    """
+
+    def injector(ctx: FaultContext) -> FaultPlan | None:
+        if not (picked := _export_filter(ctx)):
+            return None
+        sender, receiver, _, _, prefix, hosts = picked
+        device, peer = (sender, receiver) if direction == "out" else (receiver, sender)
+        address = ctx.network.node(peer).iface_to(device).address.split("/")[0]
+        name = f"{ctx.rng.choice(FILTER_NAMES[kind, direction])}-{peer.upper()}"
+        applied = f"neighbor {address} {kind} {name} {direction}"
+        head = (f"router bgp {ctx.network.node(device).asn}", "address-family ipv4 unicast")
+        return FaultPlan(
+            Fault(
+                type=tag,
+                device=device,
+                params={"peer": address, "prefix": prefix, kind: name},
+                inject=[configure(device, *_filter_lines(kind, name, prefix), *head, applied)],
+                fix=[configure(device, *head, f"no {applied}")],
+                present=[_attached_probe(tag, device, applied)],
+            ),
+            Impact(filtered={(sender, receiver, h) for h in hosts}),
+            [],
+        )
+
+    return injector
 
 
 INJECTORS: dict[str, Injector] = {
@@ -971,8 +953,10 @@ INJECTORS: dict[str, Injector] = {
     "bgp.md5_mismatch": bgp_md5_mismatch,
     "bgp.max_prefix": bgp_max_prefix,
     "bgp.missing_network": bgp_missing_network,
-    "bgp.prefix_list_out": bgp_prefix_list_out,
-    "bgp.route_map_out_deny": bgp_route_map_out,
+    "bgp.prefix_list_out": _bgp_filter("prefix-list", "out", "bgp.prefix_list_out"),
+    "bgp.prefix_list_in": _bgp_filter("prefix-list", "in", "bgp.prefix_list_in"),
+    "bgp.route_map_out_deny": _bgp_filter("route-map", "out", "bgp.route_map_out_deny"),
+    "bgp.route_map_in_deny": _bgp_filter("route-map", "in", "bgp.route_map_in_deny"),
     "iface.lan_port_down": lan_port_down,
     "ospf.cost_steering": cost_steering,
     "host.wrong_address": host_wrong_address,
