@@ -10,7 +10,7 @@ every target, guard and adherence test passes.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import anyio
 from pydantic import BaseModel, Field
@@ -19,7 +19,7 @@ from netdojo.judges.probes import ProbeResult, run_probes
 from netdojo.labs.errors import NetdojoError
 from netdojo.labs.runtime import LiveLab, deploy_lab
 from netdojo.scenarios.families import generate
-from netdojo.scenarios.model import Probe, Scenario, ToolCall
+from netdojo.scenarios.model import HiddenHalf, Probe, Scenario, ToolCall
 from netdojo.tools.actions import apply
 
 BASELINE_DEADLINE_S = 90.0
@@ -83,6 +83,10 @@ def _all_pass(results: list[ProbeResult]) -> bool:
     return all(r.passed for r in results)
 
 
+def _none_pass(results: list[ProbeResult]) -> bool:
+    return not any(r.passed for r in results)
+
+
 def _fault_active(n_present: int, n_symptoms: int, n_guards: int) -> Condition:
     """Faults present, every symptom real, guards intact, and some target failing."""
 
@@ -102,21 +106,26 @@ def _fault_active(n_present: int, n_symptoms: int, n_guards: int) -> Condition:
     return holds
 
 
+async def _stage(record: AuditRecord, name: str, result: Awaitable[StageResult]) -> bool:
+    record.stages[name] = await result
+    return record.stages[name].ok
+
+
+async def _solve(lab: LiveLab, hidden: HiddenHalf, record: AuditRecord) -> None:
+    """Apply the reference solution; then every target, guard and adherence test must pass."""
+    if await _stage(record, "solve", _apply_all(lab, hidden.solution)):
+        everything = hidden.targets + hidden.guards + hidden.adherence
+        await _stage(record, "fixed", _poll(lab, everything, _all_pass, FIX_DEADLINE_S))
+
+
 async def _constructive_stages(scenario: Scenario, lab: LiveLab, record: AuditRecord) -> None:
     hidden = scenario.hidden
-    record.stages["baseline"] = await _poll(lab, hidden.guards, _all_pass, BASELINE_DEADLINE_S)
-    if not record.stages["baseline"].ok:
+    if not await _stage(
+        record, "baseline", _poll(lab, hidden.guards, _all_pass, BASELINE_DEADLINE_S)
+    ):
         return
-    record.stages["unsolved"] = await _poll(
-        lab, hidden.targets, lambda results: not any(r.passed for r in results), 0
-    )
-    if not record.stages["unsolved"].ok:
-        return
-    record.stages["solve"] = await _apply_all(lab, hidden.solution)
-    if not record.stages["solve"].ok:
-        return
-    everything = hidden.targets + hidden.guards + hidden.adherence
-    record.stages["fixed"] = await _poll(lab, everything, _all_pass, FIX_DEADLINE_S)
+    if await _stage(record, "unsolved", _poll(lab, hidden.targets, _none_pass, 0)):
+        await _solve(lab, hidden, record)
 
 
 async def _reactive_stages(scenario: Scenario, lab: LiveLab, record: AuditRecord) -> None:
@@ -124,24 +133,17 @@ async def _reactive_stages(scenario: Scenario, lab: LiveLab, record: AuditRecord
     present = [p for f in hidden.faults for p in f.present]
     symptoms = [p for p in hidden.targets if p.kind == "ping"]
     others = [p for p in hidden.targets if p.kind != "ping"]
-    record.stages["baseline"] = await _poll(
-        lab, hidden.targets + hidden.guards, _all_pass, BASELINE_DEADLINE_S
-    )
-    if not record.stages["baseline"].ok:
+    baseline = _poll(lab, hidden.targets + hidden.guards, _all_pass, BASELINE_DEADLINE_S)
+    if not await _stage(record, "baseline", baseline):
         return
-    record.stages["inject"] = await _apply_all(lab, [c for f in hidden.faults for c in f.inject])
-    if not record.stages["inject"].ok:
+    if not await _stage(
+        record, "inject", _apply_all(lab, [c for f in hidden.faults for c in f.inject])
+    ):
         return
     active = _fault_active(len(present), len(symptoms), len(hidden.guards))
     probes = present + symptoms + hidden.guards + others
-    record.stages["fault_active"] = await _poll(lab, probes, active, FAULT_DEADLINE_S)
-    if not record.stages["fault_active"].ok:
-        return
-    record.stages["solve"] = await _apply_all(lab, hidden.solution)
-    if not record.stages["solve"].ok:
-        return
-    everything = hidden.targets + hidden.guards + hidden.adherence
-    record.stages["fixed"] = await _poll(lab, everything, _all_pass, FIX_DEADLINE_S)
+    if await _stage(record, "fault_active", _poll(lab, probes, active, FAULT_DEADLINE_S)):
+        await _solve(lab, hidden, record)
 
 
 async def audit_instance(family: str, level: int, seed: int) -> AuditRecord:

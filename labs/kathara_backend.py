@@ -7,6 +7,7 @@ pids limit and a sane open-file limit (FRR's fork fails with a huge one).
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from functools import cache
@@ -124,6 +125,9 @@ def manager() -> Any:
             f"Kathará cannot start ({exc}); run `netdojo setup` or `netdojo doctor`"
         ) from None
     _install_hooks(instance.manager.client)
+    # Kathará sizes its client's pool to the core count; concurrent deploys overflow it, and
+    # urllib3 then warns once per extra connection although nothing is lost.
+    logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
     return instance
 
 

@@ -26,6 +26,7 @@ from netdojo.scenarios.model import (
     InterfaceFacts,
     Kind,
     Probe,
+    ProbeKind,
     PublicHalf,
     Scenario,
     scenario_id,
@@ -278,10 +279,8 @@ def _assemble(
     targets = [_ping(network, a, b, "target") for a, b in broken]
     targets += [probe for plan in real for probe in plan.healthy]
     guards = [_ping(network, a, b, "guard") for a, b in intact]
-    if spec.routing == "ospf":
-        guards += _adjacency_guards(network, impact)
-    if spec.routing == "bgp":
-        guards += _session_guards(network, impact)
+    if spec.routing in ("ospf", "bgp"):
+        guards += _link_guards(network, impact, spec.routing)
     lab = render_lab(network, spec.routing, _lab_name(spec, level))
     constraints: list[str] = []
     if policy is not None:
@@ -348,36 +347,26 @@ def _lab_name(spec: Family, level: int) -> str:
     return f"{spec.name.split('-')[0]}{level}"
 
 
-def _session_guards(network: Network, impact: Impact) -> list[Probe]:
-    guards = []
-    for a, b in network.transit_links():
-        if frozenset((a, b)) not in impact.down_links:
-            peer = network.node(b).iface_to(a).address.split("/")[0]
-            guards.append(
-                Probe(
-                    id=f"guard:bgp:{a}-{b}",
-                    description=f"{a}'s BGP session with {b} ({peer}) is Established",
-                    kind="bgp_session",
-                    device=a,
-                    params={"peer": peer, "expect": True},
-                )
-            )
-    return guards
-
-
-def _adjacency_guards(network: Network, impact: Impact) -> list[Probe]:
+def _link_guards(network: Network, impact: Impact, routing: Routing) -> list[Probe]:
+    """The OSPF adjacency or BGP session of every transit link no fault takes down."""
     guards = []
     for a, b in network.transit_links():
         if frozenset((a, b)) in impact.down_links:
             continue
-        loopback = network.node(b).loopback
+        kind: ProbeKind
+        if routing == "ospf":
+            neighbour = network.node(b).loopback
+            kind, params, what = "ospf_full", {"neighbor": neighbour}, "a Full OSPF adjacency"
+        else:
+            peer = network.node(b).iface_to(a).address.split("/")[0]
+            kind, params, what = "bgp_session", {"peer": peer}, "an Established BGP session"
         guards.append(
             Probe(
-                id=f"guard:ospf:{a}-{b}",
-                description=f"{a} is in a Full OSPF adjacency with {b}",
-                kind="ospf_full",
+                id=f"guard:{kind}:{a}-{b}",
+                description=f"{a} has {what} with {b}",
+                kind=kind,
                 device=a,
-                params={"neighbor": loopback, "expect": True},
+                params={**params, "expect": True},
             )
         )
     return guards

@@ -563,75 +563,56 @@ def host_missing_default(ctx: FaultContext) -> FaultPlan | None:
     )
 
 
-def host_wrong_address(ctx: FaultContext) -> FaultPlan | None:
-    """The host's address moves into another subnet; its gateway is no longer on-link."""
-    if not (host := _host(ctx)):
-        return None
-    node = ctx.network.node(host)
-    good = node.ifaces[0].address
+def _address_probe(tag: str, device: str, interface: str, address: str) -> Probe:
+    return Probe(
+        id=f"{tag}:{device}:{interface}",
+        description=f"{device} {interface} carries {address}",
+        kind="address",
+        device=device,
+        params={"interface": interface, "address": address, "expect": True},
+    )
+
+
+def _host_readdress(type_: str, wrong: Callable[[FaultContext, str], str]) -> Injector:
+    """The host's address changes so its gateway is off-link; the fix restores both."""
+
+    def injector(ctx: FaultContext) -> FaultPlan | None:
+        if not (host := _host(ctx)):
+            return None
+        node = ctx.network.node(host)
+        good = node.ifaces[0].address
+        bad = wrong(ctx, good)
+        return FaultPlan(
+            Fault(
+                type=type_,
+                device=host,
+                params={"wrong": bad, "intended": good},
+                inject=[
+                    execute(host, f"ip address del {good} dev eth0"),
+                    execute(host, f"ip address add {bad} dev eth0"),
+                ],
+                fix=[
+                    execute(host, f"ip address del {bad} dev eth0"),
+                    execute(host, f"ip address add {good} dev eth0"),
+                    execute(host, f"ip route add default via {node.gateway}"),
+                ],
+                present=[_address_probe(type_, host, "eth0", bad)],
+            ),
+            Impact(isolated={host}),
+            [],
+        )
+
+    return injector
+
+
+def _narrow_mask(_ctx: FaultContext, good: str) -> str:
+    return f"{good.split('/')[0]}/30"
+
+
+def _other_subnet(ctx: FaultContext, good: str) -> str:
     octets = good.split("/")[0].split(".")
     octets[2] = str((int(octets[2]) + ctx.rng.randint(1, 5)) % 250)
-    bad = ".".join(octets) + "/24"
-    present = Probe(
-        id=f"host.wrong_address:{host}",
-        description=f"{host} eth0 carries {bad}",
-        kind="address",
-        device=host,
-        params={"interface": "eth0", "address": bad, "expect": True},
-    )
-    return FaultPlan(
-        Fault(
-            type="host.wrong_address",
-            device=host,
-            params={"wrong": bad, "intended": good},
-            inject=[
-                execute(host, f"ip address del {good} dev eth0"),
-                execute(host, f"ip address add {bad} dev eth0"),
-            ],
-            fix=[
-                execute(host, f"ip address del {bad} dev eth0"),
-                execute(host, f"ip address add {good} dev eth0"),
-                execute(host, f"ip route add default via {node.gateway}"),
-            ],
-            present=[present],
-        ),
-        Impact(isolated={host}),
-        [],
-    )
-
-
-def host_wrong_mask(ctx: FaultContext) -> FaultPlan | None:
-    if not (host := _host(ctx)):
-        return None
-    node = ctx.network.node(host)
-    address = ctx.network.host_address(host)
-    good, bad = node.ifaces[0].address, f"{address}/30"
-    present = Probe(
-        id=f"host.wrong_mask:{host}",
-        description=f"{host} eth0 carries {bad}",
-        kind="address",
-        device=host,
-        params={"interface": "eth0", "address": bad, "expect": True},
-    )
-    return FaultPlan(
-        Fault(
-            type="host.wrong_mask",
-            device=host,
-            params={"wrong": bad, "intended": good},
-            inject=[
-                execute(host, f"ip address del {good} dev eth0"),
-                execute(host, f"ip address add {bad} dev eth0"),
-            ],
-            fix=[
-                execute(host, f"ip address del {bad} dev eth0"),
-                execute(host, f"ip address add {good} dev eth0"),
-                execute(host, f"ip route add default via {node.gateway}"),
-            ],
-            present=[present],
-        ),
-        Impact(isolated={host}),
-        [],
-    )
+    return ".".join(octets) + "/24"
 
 
 def _md5_end(ctx: FaultContext) -> tuple[str, str, Iface, str] | None:
@@ -959,10 +940,10 @@ INJECTORS: dict[str, Injector] = {
     "bgp.route_map_in_deny": _bgp_filter("route-map", "in", "bgp.route_map_in_deny"),
     "iface.lan_port_down": lan_port_down,
     "ospf.cost_steering": cost_steering,
-    "host.wrong_address": host_wrong_address,
+    "host.wrong_address": _host_readdress("host.wrong_address", _other_subnet),
     "host.wrong_gateway": host_wrong_gateway,
     "host.missing_default": host_missing_default,
-    "host.wrong_mask": host_wrong_mask,
+    "host.wrong_mask": _host_readdress("host.wrong_mask", _narrow_mask),
 }
 
 
