@@ -119,62 +119,78 @@ def _ospf_link_fault(type_: str, inject: list[str], fix: list[str], under: str) 
     return injector
 
 
-def admin_down(ctx: FaultContext) -> FaultPlan | None:
-    picked = _transit(ctx)
-    if picked is None:
-        return None
-    a, b, iface = picked
-    impact, healthy = _link_down(ctx.network, a, b, "iface.admin_down")
+def _address_probe(tag: str, device: str, interface: str, address: str) -> Probe:
+    return Probe(
+        id=f"{tag}:{device}:{interface}",
+        description=f"{device} {interface} carries {address}",
+        kind="address",
+        device=device,
+        params={"interface": interface, "address": address, "expect": True},
+    )
+
+
+def _port_down(
+    tag: str, device: str, interface: str, impact: Impact, healthy: list[Probe]
+) -> FaultPlan:
     present = Probe(
-        id=f"iface.admin_down:{a}:{iface.name}",
-        description=f"{a} {iface.name} is administratively down",
+        id=f"{tag}:{device}:{interface}",
+        description=f"{device} {interface} is administratively down",
         kind="link_up",
-        device=a,
-        params={"interface": iface.name, "expect": False},
+        device=device,
+        params={"interface": interface, "expect": False},
     )
     return FaultPlan(
         Fault(
-            type="iface.admin_down",
-            device=a,
-            params={"interface": iface.name},
-            inject=[execute(a, f"ip link set dev {iface.name} down")],
-            fix=[execute(a, f"ip link set dev {iface.name} up")],
+            type=tag,
+            device=device,
+            params={"interface": interface},
+            inject=[execute(device, f"ip link set dev {interface} down")],
+            fix=[execute(device, f"ip link set dev {interface} up")],
             present=[present],
         ),
         impact,
-        healthy if ctx.routing == "ospf" else [],
+        healthy,
+    )
+
+
+def _readdress_port(
+    tag: str, device: str, iface: Iface, wrong: str, impact: Impact, healthy: list[Probe]
+) -> FaultPlan:
+    """A router port's address replaced through vtysh; the fix puts the intended one back."""
+    head, good = f"interface {iface.name}", iface.address
+    return FaultPlan(
+        Fault(
+            type=tag,
+            device=device,
+            params={"interface": iface.name, "wrong": wrong, "intended": good},
+            inject=[configure(device, head, f"no ip address {good}", f"ip address {wrong}")],
+            fix=[configure(device, head, f"no ip address {wrong}", f"ip address {good}")],
+            present=[_address_probe(tag, device, iface.name, wrong)],
+        ),
+        impact,
+        healthy,
+    )
+
+
+def admin_down(ctx: FaultContext) -> FaultPlan | None:
+    if not (picked := _transit(ctx)):
+        return None
+    a, b, iface = picked
+    impact, healthy = _link_down(ctx.network, a, b, "iface.admin_down")
+    return _port_down(
+        "iface.admin_down", a, iface.name, impact, healthy if ctx.routing == "ospf" else []
     )
 
 
 def wrong_address(ctx: FaultContext) -> FaultPlan | None:
-    picked = _transit(ctx)
-    if picked is None:
+    if not (picked := _transit(ctx)):
         return None
     a, b, iface = picked
-    good = ipaddress.ip_interface(iface.address)
-    octets = str(good.ip).split(".")
+    octets = iface.address.split("/")[0].split(".")
     wrong = f"{octets[0]}.{octets[1]}.254.{int(octets[3]) % 4 + 4 * ctx.rng.randint(1, 60)}/30"
     impact, healthy = _link_down(ctx.network, a, b, "iface.wrong_address")
-    present = Probe(
-        id=f"iface.wrong_address:{a}:{iface.name}",
-        description=f"{a} {iface.name} carries {wrong}",
-        kind="address",
-        device=a,
-        params={"interface": iface.name, "address": wrong, "expect": True},
-    )
-    head = f"interface {iface.name}"
-    return FaultPlan(
-        Fault(
-            type="iface.wrong_address",
-            device=a,
-            params={"interface": iface.name, "wrong": wrong, "intended": iface.address},
-            inject=[configure(a, head, f"no ip address {iface.address}", f"ip address {wrong}")],
-            fix=[configure(a, head, f"no ip address {wrong}", f"ip address {iface.address}")],
-            present=[present],
-        ),
-        impact,
-        healthy if ctx.routing == "ospf" else [],
-    )
+    healthy = healthy if ctx.routing == "ospf" else []
+    return _readdress_port("iface.wrong_address", a, iface, wrong, impact, healthy)
 
 
 def _lan_port(ctx: FaultContext) -> tuple[str, str, Iface] | None:
@@ -190,33 +206,12 @@ def _lan_port(ctx: FaultContext) -> tuple[str, str, Iface] | None:
 
 
 def lan_wrong_mask(ctx: FaultContext) -> FaultPlan | None:
-    picked = _lan_port(ctx)
-    if picked is None:
+    if not (picked := _lan_port(ctx)):
         return None
     router, host, iface = picked
-    ip = iface.address.split("/")[0]
-    wrong = f"{ip}/29"
-    present = Probe(
-        id=f"iface.lan_wrong_mask:{router}",
-        description=f"{router} {iface.name} carries {wrong}",
-        kind="address",
-        device=router,
-        params={"interface": iface.name, "address": wrong, "expect": True},
-    )
-    head = f"interface {iface.name}"
-    return FaultPlan(
-        Fault(
-            type="iface.lan_wrong_mask",
-            device=router,
-            params={"interface": iface.name, "wrong": wrong, "intended": iface.address},
-            inject=[
-                configure(router, head, f"no ip address {iface.address}", f"ip address {wrong}")
-            ],
-            fix=[configure(router, head, f"no ip address {wrong}", f"ip address {iface.address}")],
-            present=[present],
-        ),
-        Impact(isolated={host}),
-        [],
+    wrong = f"{iface.address.split('/')[0]}/29"
+    return _readdress_port(
+        "iface.lan_wrong_mask", router, iface, wrong, Impact(isolated={host}), []
     )
 
 
@@ -444,25 +439,7 @@ def lan_port_down(ctx: FaultContext) -> FaultPlan | None:
     if not (picked := _lan_port(ctx)):
         return None
     router, host, iface = picked
-    present = Probe(
-        id=f"iface.lan_port_down:{router}:{iface.name}",
-        description=f"{router} {iface.name} is administratively down",
-        kind="link_up",
-        device=router,
-        params={"interface": iface.name, "expect": False},
-    )
-    return FaultPlan(
-        Fault(
-            type="iface.lan_port_down",
-            device=router,
-            params={"interface": iface.name},
-            inject=[execute(router, f"ip link set dev {iface.name} down")],
-            fix=[execute(router, f"ip link set dev {iface.name} up")],
-            present=[present],
-        ),
-        Impact(isolated={host}),
-        [],
-    )
+    return _port_down("iface.lan_port_down", router, iface.name, Impact(isolated={host}), [])
 
 
 def cost_steering(ctx: FaultContext) -> FaultPlan | None:
@@ -560,16 +537,6 @@ def host_missing_default(ctx: FaultContext) -> FaultPlan | None:
         ),
         Impact(isolated={host}),
         [],
-    )
-
-
-def _address_probe(tag: str, device: str, interface: str, address: str) -> Probe:
-    return Probe(
-        id=f"{tag}:{device}:{interface}",
-        description=f"{device} {interface} carries {address}",
-        kind="address",
-        device=device,
-        params={"interface": interface, "address": address, "expect": True},
     )
 
 
