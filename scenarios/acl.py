@@ -58,6 +58,14 @@ class Policy:
             self.admin_drop(network, "-A"),
         ]
 
+    def clients(self, network: Network) -> list[str]:
+        return [h for h in sorted(network.lans) if h != self.server]
+
+    def web_client(self, ctx: FaultContext) -> str | None:
+        """A client whose web flow no other fault touches yet."""
+        client = ctx.rng.choice(self.clients(ctx.network))
+        return client if ctx.take(f"acl:web:{client}") else None
+
     def admin_accept(self, network: Network, action: str) -> str:
         server, admin = network.host_address(self.server), network.host_address(self.admin)
         flow = f"-s {admin} -d {server} -p tcp --dport {self.admin_port}"
@@ -93,7 +101,7 @@ def tcp_probe(network: Network, client: str, policy: Policy, port: int, expect: 
 
 def policy_matrix(network: Network, policy: Policy) -> list[Probe]:
     """Every flow the policy speaks about, with the verdict it requires."""
-    clients = [h for h in sorted(network.lans) if h != policy.server]
+    clients = policy.clients(network)
     probes = [tcp_probe(network, c, policy, policy.web, True) for c in clients]
     probes += [tcp_probe(network, c, policy, policy.admin_port, c == policy.admin) for c in clients]
     return probes
@@ -172,9 +180,7 @@ def _flip(probe: Probe) -> Probe:
 def needed_flow_dropped(policy: Policy) -> Injector:
     def injector(ctx: FaultContext) -> FaultPlan | None:
         network = ctx.network
-        clients = [h for h in sorted(network.lans) if h != policy.server]
-        client = ctx.rng.choice(clients)
-        if not ctx.take(f"acl:web:{client}"):
+        if not (client := policy.web_client(ctx)):
             return None
         router = ctx.rng.choice(sorted({policy.firewall, network.router_of(client)}))
         source, target = network.host_address(client), network.host_address(policy.server)
@@ -235,9 +241,7 @@ def nft_drop(policy: Policy) -> Injector:
 
     def injector(ctx: FaultContext) -> FaultPlan | None:
         network = ctx.network
-        clients = [h for h in sorted(network.lans) if h != policy.server]
-        client = ctx.rng.choice(clients)
-        if not ctx.take(f"acl:web:{client}"):
+        if not (client := policy.web_client(ctx)):
             return None
         table = ctx.rng.choice(("filter2", "hardening", "tmp"))
         source, target = network.host_address(client), network.host_address(policy.server)
