@@ -8,13 +8,14 @@ Hidden tests are TCP connection probes against listeners the server runs from bo
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import dataclass
 
 from netdojo.labs.spec import LabSpec
 from netdojo.scenarios.faults import FaultContext, FaultPlan, Injector
 from netdojo.scenarios.forwarding import Impact
-from netdojo.scenarios.model import Fault, Probe, execute
+from netdojo.scenarios.model import Fault, HiddenHalf, Probe, execute
 from netdojo.scenarios.network import Network
 
 LISTENER_PATH = "/opt/netdojo/listen.py"
@@ -107,15 +108,71 @@ def policy_matrix(network: Network, policy: Policy) -> list[Probe]:
     return probes
 
 
-def install_policy(lab: LabSpec, network: Network, policy: Policy) -> None:
-    """Put the listener on the server and the rules on its gateway router, at boot."""
+def install_listener(lab: LabSpec, policy: Policy) -> None:
+    """The server answers on both policy ports from boot, so probes can tell open from blocked."""
     server = lab.device(policy.server)
     server.files[LISTENER_PATH] = LISTENER
     ports = f"{policy.web} {policy.admin_port}"
     server.startup.append(
         f"setsid nohup python3 {LISTENER_PATH} {ports} >/dev/null 2>&1 </dev/null &"
     )
+
+
+def install_policy(lab: LabSpec, network: Network, policy: Policy) -> None:
+    """The listener on the server and the policy's rules on its gateway router, at boot."""
+    install_listener(lab, policy)
     lab.device(policy.firewall).startup.extend(policy.rules(network))
+
+
+BUILD_INTENTS = (
+    "Implement this access policy in the network.",
+    "The network has no filtering yet. Enforce the following policy on the routers.",
+    "Security asks for the access policy below to be enforced in the network.",
+)
+BUILD_RULES = (
+    "Enforce it on the routers, not on the hosts: leave every host's addressing and routes alone.",
+    "Do not change the hosts; filtering belongs on a router.",
+    "Hosts are out of scope: make no change on them.",
+)
+
+
+def firewall_task(
+    network: Network, lab: LabSpec, rng: random.Random
+) -> tuple[HiddenHalf, str, list[str]]:
+    """A constructive task: write the policy as rules; hosts stay untouched."""
+    policy = choose_policy(network, rng)
+    install_listener(lab, policy)
+    matrix = policy_matrix(network, policy)
+    pings = [
+        Probe(
+            id=f"guard:ping:{a}-{b}",
+            description=f"{a} can ping {b}",
+            kind="ping",
+            device=a,
+            params={"target": network.host_address(b), "expect": True},
+        )
+        for a, b in itertools.combinations(sorted(network.lans), 2)
+    ]
+    untouched = [
+        Probe(
+            id=f"adherence:untouched:{host}",
+            description=f"{host} keeps its default route via {network.node(host).gateway}",
+            kind="default_route",
+            device=host,
+            params={"gateway": network.node(host).gateway, "expect": True},
+        )
+        for host in sorted(network.lans)
+    ]
+    hidden = HiddenHalf(
+        lab=lab,
+        solution=[execute(policy.firewall, rule) for rule in policy.rules(network)],
+        targets=[p for p in matrix if not p.params["expect"]],
+        guards=[p for p in matrix if p.params["expect"]] + pings,
+        adherence=untouched,
+    )
+    rules = [policy_text(network, policy, rng), rng.choice(BUILD_RULES)]
+    brief = f"{rng.choice(BUILD_INTENTS)} {' '.join(rules)} Submit when it is in place."
+    return hidden, brief, rules
 
 
 def policy_text(network: Network, policy: Policy, rng: random.Random) -> str:

@@ -12,6 +12,7 @@ from netdojo.scenarios.acl import (
     Policy,
     acl_injectors,
     choose_policy,
+    firewall_task,
     install_policy,
     policy_matrix,
     policy_text,
@@ -52,6 +53,7 @@ class Family:
     shapes: dict[int, tuple[Shape, ...]]
     summary: str
     firewall: bool = False  # a server behind an iptables policy (see scenarios.acl)
+    extra_hosts: int = 0
 
 
 REDUNDANT: dict[int, tuple[Shape, ...]] = {
@@ -181,6 +183,16 @@ FAMILIES: dict[str, Family] = {
             "Routers are addressed but unrouted; build eBGP with one AS per router.",
         ),
         Family(
+            "acl-build",
+            "constructive",
+            "ospf",
+            ("build.acl_policy",),
+            REDUNDANT,
+            "Routing works; write the access policy for a server as router firewall rules.",
+            firewall=True,
+            extra_hosts=1,
+        ),
+        Family(
             "host-config",
             "reactive",
             "ospf",
@@ -214,7 +226,7 @@ def generate(family: str, level: int, seed: int) -> Scenario:
     rng = random.Random(f"scenario/{family}/{level}/{seed}")
     shape = rng.choice(spec.shapes[level])
     topology = make_topology(shape, router_count(level, rng), rng.randrange(2**31))
-    network = plan_network(topology, level, rng)
+    network = plan_network(topology, level, rng, spec.extra_hosts)
     if spec.kind == "constructive":
         return _assemble_constructive(spec, level, seed, network, rng)
     ctx = FaultContext(network=network, routing=spec.routing, rng=rng)
@@ -324,9 +336,13 @@ def _assemble(
 def _assemble_constructive(
     spec: Family, level: int, seed: int, network: Network, rng: random.Random
 ) -> Scenario:
-    hidden, brief, rules = constructive_hidden(
-        network, spec.routing, level, _lab_name(spec, level), rng
-    )
+    if spec.firewall:
+        lab = render_lab(network, spec.routing, _lab_name(spec, level))
+        hidden, brief, rules = firewall_task(network, lab, rng)
+    else:
+        hidden, brief, rules = constructive_hidden(
+            network, spec.routing, level, _lab_name(spec, level), rng
+        )
     return Scenario(
         id=scenario_id(spec.name, level, seed),
         family=spec.name,

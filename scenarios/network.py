@@ -79,7 +79,9 @@ class Network(BaseModel):
         return sorted(tuple(sorted(edge)) for edge in self.router_graph().edges)  # type: ignore[misc]
 
 
-def plan_network(topology: Topology, level: int, rng: random.Random) -> Network:
+def plan_network(
+    topology: Topology, level: int, rng: random.Random, extra_hosts: int = 0
+) -> Network:
     """Wire hosts to distinct routers and give every interface an address, all seeded."""
     p2p_octet = rng.randint(0, 200)
     p2p_pool = ipaddress.IPv4Network(f"10.{p2p_octet}.0.0/16")
@@ -98,7 +100,7 @@ def plan_network(topology: Topology, level: int, rng: random.Random) -> Network:
         ifaces[b].append(
             Iface(name=f"eth{len(ifaces[b])}", link=link, address=f"{second}/30", peer=a)
         )
-    host_count = min(HOSTS_BY_LEVEL.get(level, 2), len(topology.routers))
+    host_count = min(HOSTS_BY_LEVEL.get(level, 2) + extra_hosts, len(topology.routers))
     edge_routers = sorted(topology.routers, key=lambda r: (len(topology.neighbours(r)), r))
     attach = sorted(rng.sample(edge_routers[: max(host_count, len(edge_routers) // 2)], host_count))
     host_prefix = rng.choice(HOST_PREFIXES)
