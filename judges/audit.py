@@ -16,7 +16,6 @@ import anyio
 from pydantic import BaseModel, Field
 
 from netdojo.judges.probes import ProbeResult, run_probes
-from netdojo.labs.errors import NetdojoError
 from netdojo.labs.runtime import LiveLab, deploy_lab
 from netdojo.scenarios.families import generate
 from netdojo.scenarios.model import HiddenHalf, Probe, Scenario, ToolCall
@@ -163,7 +162,7 @@ async def audit_instance(family: str, level: int, seed: int) -> AuditRecord:
                 await _constructive_stages(scenario, lab, record)
         stages = record.stages
         record.ok = "fixed" in stages and all(s.ok for s in stages.values())
-    except (NetdojoError, ValueError, KeyError, OSError) as exc:
+    except Exception as exc:  # one broken instance is a failed record; the audit goes on
         record.error = f"{type(exc).__name__}: {exc}"
     record.seconds = round(time.monotonic() - started, 2)
     return record
