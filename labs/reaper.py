@@ -88,7 +88,7 @@ def reap() -> ReapReport:
     return report
 
 
-LAB_CHAINS = (("filter", "FORWARD"), ("raw", "PREROUTING"))
+LAB_CHAINS = (("filter", "FORWARD"), ("filter", "INPUT"), ("raw", "PREROUTING"))
 
 
 def _orphan_bridges() -> tuple[list[str], int]:

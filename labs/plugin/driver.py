@@ -77,11 +77,12 @@ class Driver:
         Frames crossing a bridge pass the host's iptables (br_netfilter): FORWARD must accept
         them, and they must stay out of connection tracking, or the host's NAT rules (Docker's
         MASQUERADE of 172.17.0.0/16, for one) rewrite lab traffic and identical address plans
-        in two labs share conntrack entries.
+        in two labs share conntrack entries. Nothing from a lab may reach the host itself.
         """
         return [
             [self.iptables, "-w", "-t", "raw", action, "PREROUTING", "-i", bridge, "-j", "NOTRACK"],
             [self.iptables, "-w", action, "FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT"],
+            [self.iptables, "-w", action, "INPUT", "-i", bridge, "-j", "DROP"],
         ]
 
     def has_rule(self, rule: list[str]) -> bool:
@@ -125,6 +126,9 @@ class Driver:
                 "0xfff8",
             )
             run("ip", "link", "set", bridge, "addrgenmode", "none")
+            # The host answers ARP for its own addresses on any interface: a lab host whose
+            # gateway is, say, 172.17.0.1 (docker0's) would otherwise reach the host's stack.
+            run("ip", "link", "set", bridge, "arp", "off")
             run("ip", "link", "set", bridge, "up")
         for check, insert in zip(self.rules("-C", bridge), self.rules("-I", bridge), strict=True):
             if not self.has_rule(check):

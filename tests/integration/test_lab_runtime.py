@@ -124,7 +124,8 @@ async def test_teardown_leaves_nothing() -> None:
         during = new_since(before)
         assert len(during["containers"]) == 5
         assert len(during["bridges"]) == len(lab.spec.links)
-        assert len(during["rules"]) == 2 * len(lab.spec.links)  # FORWARD accept, raw NOTRACK
+        # FORWARD accept, INPUT drop, raw NOTRACK
+        assert len(during["rules"]) == 3 * len(lab.spec.links)
     assert new_since(before) == {}
 
 
@@ -149,15 +150,16 @@ async def test_cancellation_tears_the_lab_down() -> None:
     assert new_since(before) == {}
 
 
-async def test_host_nat_rules_never_touch_lab_traffic() -> None:
-    """Docker masquerades 172.17.0.0/16 on the host; bridged lab frames must escape it."""
+async def test_host_stack_never_touches_lab_traffic() -> None:
+    """Docker owns 172.17.0.1 and masquerades 172.17.0.0/16 on the host; a lab using those
+    addresses must still be switched and routed only by its own devices."""
     spec = LabSpec.build(
-        name="natfree",
+        name="hostfree",
         devices=[
-            {"name": "r1", "startup": ["ip address add 172.17.1.1/24 dev eth0",
+            {"name": "r1", "startup": ["ip address add 172.17.0.1/24 dev eth0",
                                        "ip address add 172.18.1.1/24 dev eth1"]},
-            {"name": "h1", "role": "host", "startup": ["ip address add 172.17.1.10/24 dev eth0",
-                                                       "ip route add default via 172.17.1.1"]},
+            {"name": "h1", "role": "host", "startup": ["ip address add 172.17.0.10/24 dev eth0",
+                                                       "ip route add default via 172.17.0.1"]},
             {"name": "h2", "role": "host", "startup": ["ip address add 172.18.1.10/24 dev eth0",
                                                        "ip route add default via 172.18.1.1"]},
         ],
@@ -167,7 +169,12 @@ async def test_host_nat_rules_never_touch_lab_traffic() -> None:
         ],
     )  # fmt: skip
     async with deploy_lab(spec) as lab:
-        ping = await lab.exec("h1", ["ping", "-c", "2", "-i", "0.2", "-W", "1", "172.18.1.10"])
-        assert ping.ok, ping.stdout
-        seen = await lab.exec("h2", ["ip", "-j", "neigh", "show", "dev", "eth0"])
-        assert "172.18.1.1" in seen.stdout
+        gateway = await lab.exec("h1", ["ping", "-c", "2", "-i", "0.2", "-W", "1", "172.17.0.1"])
+        assert gateway.ok, gateway.stdout
+        across = await lab.exec("h1", ["ping", "-c", "2", "-i", "0.2", "-W", "1", "172.18.1.10"])
+        assert across.ok, across.stdout
+        router_mac = json.loads((await lab.exec("r1", ["ip", "-j", "link", "show", "eth0"])).stdout)
+        learned = json.loads(
+            (await lab.exec("h1", ["ip", "-j", "neigh", "show", "172.17.0.1"])).stdout
+        )
+        assert learned[0]["lladdr"] == router_mac[0]["address"], "only the lab's router may answer"
