@@ -13,11 +13,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from netdojo.scenarios.families import FAMILIES, LEVELS
 
 NETDOJO = str(Path(sys.executable).parent / "netdojo")
 
 
+@pytest.mark.timeout(1800)
 def test_audit_samples_every_family_and_level() -> None:
     run_seed = int(os.environ.get("NETDOJO_AUDIT_SEED", time.time_ns() % 2**31))
     rng = random.Random(run_seed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from .leftovers import leftovers, new_since
@@ -32,10 +33,12 @@ def test_lab_up_exec_list_down() -> None:
             ospfd = netdojo("lab", "exec", name, router, "--", "pgrep", "-x", "ospfd")
             assert ospfd.returncode == 0, f"{router}: ospfd not running"
         # `route add default gw` and `ifconfig` worked: pc1 reaches pc2 once OSPF converges.
-        ping = netdojo(
-            "lab", "exec", name, "pc1", "--timeout", "60", "--",
-            "ping", "-c", "1", "-w", "40", "10.0.20.10",
-        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while True:
+            ping = netdojo("lab", "exec", name, "pc1", "--", "ping", "-c", "1", "-W", "1",
+                           "10.0.20.10")  # fmt: skip
+            if ping.returncode == 0 or time.monotonic() > deadline:
+                break
         assert ping.returncode == 0, ping.stdout + ping.stderr
         refused = netdojo("lab", "exec", name, "r7", "--", "true")
         assert refused.returncode != 0 and "r1" in refused.stderr
