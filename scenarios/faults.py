@@ -444,15 +444,19 @@ def lan_port_down(ctx: FaultContext) -> FaultPlan | None:
 
 def cost_steering(ctx: FaultContext) -> FaultPlan | None:
     """A raised OSPF cost pushes traffic between two sites onto a longer path."""
-    if ctx.routing != "ospf":
+    if ctx.routing != "ospf" or not ctx.take("ospf.cost_steering"):
         return None
     graph = ctx.network.router_graph()
+    # Links other faults touch may be down: the detour must not rely on them.
+    graph.remove_edges_from([(a, b) for a, b in list(graph.edges) if f"link:{a}:{b}" in ctx.used])
     pairs = list(itertools.permutations(sorted(ctx.network.lans), 2))
     ctx.rng.shuffle(pairs)
     for a, b in pairs:
         source, target = ctx.network.router_of(a), ctx.network.router_of(b)
+        if source == target or not nx.has_path(graph, source, target):
+            continue
         paths = list(nx.all_shortest_paths(graph, source, target))
-        if source == target or len(paths) != 1:
+        if len(paths) != 1:
             continue
         path = paths[0]
         index = ctx.rng.randrange(len(path) - 1)
@@ -462,7 +466,10 @@ def cost_steering(ctx: FaultContext) -> FaultPlan | None:
         if not nx.has_path(detour, x, target):
             continue
         iface = ctx.network.node(x).iface_to(y)
-        if not ctx.take(f"if:{x}:{iface.name}", f"link:{x}:{y}", f"link:{y}:{x}"):
+        detour_path = nx.shortest_path(detour, x, target)
+        keys = [f"link:{u}:{v}" for u, v in itertools.pairwise(detour_path)]
+        keys += [f"link:{v}:{u}" for u, v in itertools.pairwise(detour_path)]
+        if not ctx.take(f"if:{x}:{iface.name}", f"link:{x}:{y}", f"link:{y}:{x}", *keys):
             continue
         prefix = ctx.network.lans[b]
         via = ctx.network.node(y).iface_to(x).address.split("/")[0]
