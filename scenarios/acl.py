@@ -8,11 +8,11 @@ Hidden tests are TCP connection probes against listeners the server runs from bo
 
 from __future__ import annotations
 
-import itertools
 import random
 from dataclasses import dataclass
 
 from netdojo.labs.spec import LabSpec
+from netdojo.scenarios.constructive import host_pings, untouched
 from netdojo.scenarios.faults import FaultContext, FaultPlan, Injector
 from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.model import Fault, HiddenHalf, Probe, execute
@@ -143,32 +143,13 @@ def firewall_task(
     policy = choose_policy(network, rng)
     install_listener(lab, policy)
     matrix = policy_matrix(network, policy)
-    pings = [
-        Probe(
-            id=f"guard:ping:{a}-{b}",
-            description=f"{a} can ping {b}",
-            kind="ping",
-            device=a,
-            params={"target": network.host_address(b), "expect": True},
-        )
-        for a, b in itertools.combinations(sorted(network.lans), 2)
-    ]
-    untouched = [
-        Probe(
-            id=f"adherence:untouched:{host}",
-            description=f"{host} keeps its default route via {network.node(host).gateway}",
-            kind="default_route",
-            device=host,
-            params={"gateway": network.node(host).gateway, "expect": True},
-        )
-        for host in sorted(network.lans)
-    ]
+    pings = host_pings(network, "guard")
     hidden = HiddenHalf(
         lab=lab,
         solution=[execute(policy.firewall, rule) for rule in policy.rules(network)],
         targets=[p for p in matrix if not p.params["expect"]],
         guards=[p for p in matrix if p.params["expect"]] + pings,
-        adherence=untouched,
+        adherence=[untouched(network, host) for host in sorted(network.lans)],
     )
     rules = [policy_text(network, policy, rng), rng.choice(BUILD_RULES)]
     brief = f"{rng.choice(BUILD_INTENTS)} {' '.join(rules)} Submit when it is in place."

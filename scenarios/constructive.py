@@ -74,6 +74,32 @@ HANDS_OFF = (
 )
 
 
+def host_pings(network: Network, tag: str) -> list[Probe]:
+    """A ping for every pair of hosts."""
+    return [
+        Probe(
+            id=f"{tag}:ping:{a}-{b}",
+            description=f"{a} can ping {b} ({network.host_address(b)})",
+            kind="ping",
+            device=a,
+            params={"target": network.host_address(b), "expect": True},
+        )
+        for a, b in itertools.combinations(sorted(network.lans), 2)
+    ]
+
+
+def untouched(network: Network, host: str) -> Probe:
+    """The host keeps its default route: a proxy for "no change made on it"."""
+    gateway = network.node(host).gateway
+    return Probe(
+        id=f"adherence:untouched:{host}",
+        description=f"{host} keeps its default route via {gateway}",
+        kind="default_route",
+        device=host,
+        params={"gateway": gateway, "expect": True},
+    )
+
+
 def _config_probe(tag: str, device: str, pattern: str, description: str) -> Probe:
     return Probe(
         id=f"adherence:{tag}:{device}",
@@ -96,16 +122,7 @@ def constructive_hidden(
         for router in network.routers
         if (lines := lines_for(network, router))
     ]
-    targets = [
-        Probe(
-            id=f"target:ping:{a}-{b}",
-            description=f"{a} can ping {b} ({network.host_address(b)})",
-            kind="ping",
-            device=a,
-            params={"target": network.host_address(b), "expect": True},
-        )
-        for a, b in itertools.combinations(sorted(network.lans), 2)
-    ]
+    targets = host_pings(network, "target")
     guards = [
         Probe(
             id=f"guard:gateway:{host}",
@@ -141,15 +158,7 @@ def constructive_hidden(
     if level >= 2:
         host = rng.choice(sorted(network.lans))
         rules.append(rng.choice(HANDS_OFF).format(host=host))
-        adherence.append(
-            Probe(
-                id=f"adherence:untouched:{host}",
-                description=f"{host} keeps its default route via {network.node(host).gateway}",
-                kind="default_route",
-                device=host,
-                params={"gateway": network.node(host).gateway, "expect": True},
-            )
-        )
+        adherence.append(untouched(network, host))
     rng.shuffle(rules)
     intent = rng.choice(INTENTS[routing])
     if routing == "bgp":
