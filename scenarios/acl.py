@@ -192,6 +192,7 @@ def _plan(
     fix: list[str],
     healthy: Probe,
     ctx: FaultContext,
+    also_healthy: tuple[Probe, ...] = (),
 ) -> FaultPlan:
     present = _flip(healthy)
     return FaultPlan(
@@ -204,7 +205,7 @@ def _plan(
             present=[present],
         ),
         Impact(),
-        [healthy],
+        [healthy, *also_healthy],
         _symptom(ctx.network, healthy, ctx.rng),
     )
 
@@ -244,6 +245,12 @@ def forbidden_flow_allowed(policy: Policy) -> Injector:
             return None
         client = ctx.rng.choice(others)
         healthy = tcp_probe(network, client, policy, policy.admin_port, False)
+        # Without the DROP every non-admin client reaches the admin port, not only the one named.
+        rest = tuple(
+            tcp_probe(network, other, policy, policy.admin_port, False)
+            for other in others
+            if other != client
+        )
         return _plan(
             "acl.forbidden_flow_allowed",
             policy.firewall,
@@ -251,6 +258,7 @@ def forbidden_flow_allowed(policy: Policy) -> Injector:
             [policy.admin_drop(network, "-A")],
             healthy,
             ctx,
+            rest,
         )
 
     return injector
