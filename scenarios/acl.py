@@ -287,7 +287,8 @@ def nft_drop(policy: Policy) -> Injector:
 
     def injector(ctx: FaultContext) -> FaultPlan | None:
         network = ctx.network
-        if not (client := policy.web_client(ctx)):
+        # One per instance: two would share a table name and one fix would undo both.
+        if not ctx.take("acl:nft") or not (client := policy.web_client(ctx)):
             return None
         table = ctx.rng.choice(("filter2", "hardening", "tmp"))
         source, target = network.host_address(client), network.host_address(policy.server)
