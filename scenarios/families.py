@@ -310,6 +310,27 @@ def _assemble(
         addresses={h: network.host_address(h) for h in network.lans},
         reports=[plan.symptom for plan in real if plan.symptom],
     )
+    hidden = HiddenHalf(
+        lab=lab,
+        faults=[plan.fault for plan in plans],
+        solution=[call for plan in reversed(real) for call in plan.fault.fix],
+        targets=targets,
+        guards=guards,
+        adherence=[probe for plan in herrings for probe in plan.healthy],
+    )
+    brief = reactive_brief(symptoms, constraints, rng)
+    return _scenario(spec, level, seed, network, brief, constraints, hidden)
+
+
+def _scenario(
+    spec: Family,
+    level: int,
+    seed: int,
+    network: Network,
+    brief: str,
+    constraints: list[str],
+    hidden: HiddenHalf,
+) -> Scenario:
     return Scenario(
         id=scenario_id(spec.name, level, seed),
         family=spec.name,
@@ -317,19 +338,12 @@ def _assemble(
         seed=seed,
         kind=spec.kind,
         public=PublicHalf(
-            brief=reactive_brief(symptoms, constraints, rng),
+            brief=brief,
             devices=_facts(network),
             links=[(link, [dev for dev, _ in ends]) for link, ends in network.links],
             constraints=constraints,
         ),
-        hidden=HiddenHalf(
-            lab=lab,
-            faults=[plan.fault for plan in plans],
-            solution=[call for plan in reversed(real) for call in plan.fault.fix],
-            targets=targets,
-            guards=guards,
-            adherence=[probe for plan in herrings for probe in plan.healthy],
-        ),
+        hidden=hidden,
     )
 
 
@@ -343,20 +357,7 @@ def _assemble_constructive(
         hidden, brief, rules = constructive_hidden(
             network, spec.routing, level, _lab_name(spec, level), rng
         )
-    return Scenario(
-        id=scenario_id(spec.name, level, seed),
-        family=spec.name,
-        level=level,
-        seed=seed,
-        kind=spec.kind,
-        public=PublicHalf(
-            brief=brief,
-            devices=_facts(network),
-            links=[(link, [dev for dev, _ in ends]) for link, ends in network.links],
-            constraints=rules,
-        ),
-        hidden=hidden,
-    )
+    return _scenario(spec, level, seed, network, brief, rules, hidden)
 
 
 def _lab_name(spec: Family, level: int) -> str:
