@@ -14,6 +14,7 @@ import secrets
 import signal
 import tarfile
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
@@ -243,11 +244,21 @@ def resolve_image(image: str) -> str:
     return image
 
 
+def default_sysctls(interfaces: int) -> dict[str, int]:
+    """Kernel settings every device gets.
+
+    Linux lets a socket join 20 multicast groups by default; an OSPF router joins
+    AllSPFRouters once per interface, so a hub with more links would lose adjacencies.
+    """
+    return {"net.ipv4.igmp_max_memberships": max(20, 4 * interfaces)}
+
+
 def to_kathara(spec: LabSpec, name: str) -> Any:
     """Build Kathará's in-memory `Lab` for ``spec`` under the unique ``name``."""
     from Kathara.model.Lab import Lab
 
     lab = Lab(name)
+    interfaces = Counter(device for link in spec.links for device, _ in link.endpoints)
     for dev in spec.devices:
         machine = lab.new_machine(
             dev.name,
@@ -256,6 +267,8 @@ def to_kathara(spec: LabSpec, name: str) -> Any:
             cpus=dev.limits.cpus,
             ipv6=dev.ipv6,
         )
+        for key, value in {**default_sysctls(interfaces[dev.name]), **dev.sysctls}.items():
+            machine.add_meta("sysctl", f"{key}={value}")
         for path, content in dev.files.items():
             machine.create_file_from_string(content, path)
         if dev.startup:

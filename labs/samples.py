@@ -37,7 +37,7 @@ MAX_FDS=1024
 FRR_START = "/usr/lib/frr/frrinit.sh start"
 
 
-def _router_conf(name: str, index: int, p2p: dict[str, str], lans: dict[str, str]) -> str:
+def router_conf(name: str, index: int, p2p: dict[str, str], lans: dict[str, str]) -> str:
     lines = [
         "frr defaults traditional",
         f"hostname {name}",
@@ -113,7 +113,7 @@ def ospf_ring(routers: int = 3, hosts: int = 2, name: str = "ospf") -> LabSpec:
                 role="router",
                 files={
                     "/etc/frr/daemons": DAEMONS,
-                    "/etc/frr/frr.conf": _router_conf(router, index, p2p[router], lans[router]),
+                    "/etc/frr/frr.conf": router_conf(router, index, p2p[router], lans[router]),
                 },
                 startup=[FRR_START],
             ),

@@ -44,6 +44,9 @@ class DeviceSpec(BaseModel):
     )
     limits: Limits = Field(default_factory=Limits)
     ipv6: bool = False
+    sysctls: dict[str, int | str] = Field(
+        default_factory=dict, description="net.* kernel settings of the device's namespace"
+    )
 
 
 class LinkSpec(BaseModel):
@@ -91,6 +94,9 @@ class LabSpec(BaseModel):
         return sorted(found)
 
 
+_SYSCTL_RE = re.compile(r"^net(\.[\w-]+)+$")
+
+
 def spec_problems(spec: LabSpec) -> list[str]:
     problems: list[str] = []
     names = [d.name for d in spec.devices]
@@ -111,6 +117,9 @@ def spec_problems(spec: LabSpec) -> list[str]:
                 problems.append(
                     f"device {dev.name!r}: file path {path!r} must be absolute, without '..'"
                 )
+        for key in dev.sysctls:
+            if not _SYSCTL_RE.match(key):
+                problems.append(f"device {dev.name!r}: sysctl {key!r} must be a net.* key")
     link_names = [link.name for link in spec.links]
     for name, count in Counter(link_names).items():
         if count > 1:

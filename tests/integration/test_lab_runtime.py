@@ -9,8 +9,15 @@ import pytest
 
 from netdojo.labs.errors import LabError, UnknownDeviceError
 from netdojo.labs.runtime import LiveLab, deploy_lab, start_lab, stop_lab
-from netdojo.labs.samples import host_address, ospf_converged, ospf_ring
-from netdojo.labs.spec import LabSpec
+from netdojo.labs.samples import (
+    DAEMONS,
+    FRR_START,
+    host_address,
+    ospf_converged,
+    ospf_ring,
+    router_conf,
+)
+from netdojo.labs.spec import DeviceSpec, LabSpec, LinkSpec
 
 from .leftovers import leftovers, new_since
 
@@ -89,6 +96,31 @@ async def test_devices_are_limited() -> None:
         assert not host_config["Privileged"]
         routes = await lab.exec("h1", ["ip", "route"])
         assert routes.stdout.strip() == "", "a device must have no route off the lab"
+
+
+async def test_a_hub_router_runs_ospf_on_every_interface() -> None:
+    """Past 20 interfaces the kernel's default multicast allowance would silence OSPF."""
+    ports = 24
+    p2p = {f"eth{i}": f"10.0.{i}.1/30" for i in range(ports)}
+    hub = DeviceSpec(
+        name="hub",
+        files={"/etc/frr/daemons": DAEMONS, "/etc/frr/frr.conf": router_conf("hub", 0, p2p, {})},
+        startup=[FRR_START],
+        sysctls={"net.ipv4.tcp_syn_retries": 3},
+    )
+    links = [LinkSpec(name=f"p{i}", endpoints=[("hub", i)]) for i in range(ports)]
+    async with deploy_lab(LabSpec(name="hub", devices=[hub], links=links)) as lab:
+        syn_retries = await lab.exec("hub", ["sysctl", "-n", "net.ipv4.tcp_syn_retries"])
+        assert syn_retries.stdout == "3\n"
+
+        async def joined(lab: LiveLab) -> bool:
+            shown = await lab.vtysh("hub", "show ip ospf interface json")
+            interfaces = json.loads(shown.stdout).get("interfaces", {})
+            return len(interfaces) == ports and all(
+                i.get("mcastMemberOspfAllRouters") for i in interfaces.values()
+            )
+
+        await lab.wait_until(joined, deadline_s=30)
 
 
 async def test_two_labs_with_identical_addresses_stay_isolated() -> None:

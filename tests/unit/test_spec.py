@@ -70,3 +70,9 @@ def test_ospf_ring_sample_is_a_valid_ring() -> None:
         ring_links = [link for _, link in spec.interfaces(router) if link.startswith("p")]
         assert len(ring_links) == 2
     assert "router ospf" in spec.device("r3").files["/etc/frr/frr.conf"]
+
+
+def test_sysctls_stay_in_the_network_namespace() -> None:
+    with pytest.raises(LabSpecError) as caught:
+        LabSpec.build(name="x", devices=[DeviceSpec(name="r1", sysctls={"kernel.pid_max": 9})])
+    assert caught.value.problems == ["device 'r1': sysctl 'kernel.pid_max' must be a net.* key"]
