@@ -134,12 +134,13 @@ class LiveLab:
         timeout: float = DEFAULT_TIMEOUT_S,
         max_output: int = DEFAULT_MAX_OUTPUT,
     ) -> ExecResult:
+        # A docker API call that hangs must not hold the caller past its own deadline.
         return await anyio.to_thread.run_sync(
-            partial(self.exec_sync, device, argv, timeout, max_output)
+            partial(self.exec_sync, device, argv, timeout, max_output), abandon_on_cancel=True
         )
 
     # files -----------------------------------------------------------------------------
-    def read_file_sync(self, device: str, path: str) -> str:
+    def read_bytes_sync(self, device: str, path: str) -> bytes:
         try:
             stream, _ = self._container(device).get_archive(path)
         except NotFound:
@@ -148,7 +149,10 @@ class LiveLab:
             member = tar.extractfile(tar.getmembers()[0])
             if member is None:
                 raise LabError(f"{device}: {path} is not a regular file")
-            return member.read().decode(errors="replace")
+            return member.read()
+
+    def read_file_sync(self, device: str, path: str) -> str:
+        return self.read_bytes_sync(device, path).decode(errors="replace")
 
     def write_file_sync(self, device: str, path: str, content: str, mode: int = 0o644) -> None:
         target = PurePosixPath(path)
@@ -162,6 +166,9 @@ class LiveLab:
         container.exec_run(["mkdir", "-p", str(target.parent)])
         if not container.put_archive(str(target.parent), buffer.getvalue()):
             raise LabError(f"{device}: writing {path} failed")
+
+    async def read_bytes(self, device: str, path: str) -> bytes:
+        return await anyio.to_thread.run_sync(self.read_bytes_sync, device, path)
 
     async def read_file(self, device: str, path: str) -> str:
         return await anyio.to_thread.run_sync(self.read_file_sync, device, path)
@@ -185,16 +192,16 @@ class LiveLab:
 
     # readiness -------------------------------------------------------------------------
     async def wait_startup(self, deadline_s: float = 120.0) -> None:
-        """Wait until every device has finished its startup commands."""
-        pending = set(self.devices)
+        """Wait until every device has finished its startup commands (polled concurrently)."""
+
+        async def wait_one(device: str) -> None:
+            while not (await self.exec(device, ["test", "-e", STARTUP_DONE], timeout=5)).ok:
+                await anyio.sleep(POLL_S)
+
         with anyio.fail_after(deadline_s):
-            while pending:
-                for device in sorted(pending):
-                    done = await self.exec(device, ["test", "-e", STARTUP_DONE], timeout=5)
-                    if done.ok:
-                        pending.discard(device)
-                if pending:
-                    await anyio.sleep(POLL_S)
+            async with anyio.create_task_group() as group:
+                for device in self.devices:
+                    group.start_soon(wait_one, device)
 
     async def wait_until(
         self,

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from netdojo import __version__
 from netdojo.labs.errors import NetdojoError
+from netdojo.mcp_command import mcp
 from netdojo.scenario_commands import audit, scenarios_app
 
 app = typer.Typer(
@@ -29,6 +30,7 @@ lab_app = typer.Typer(
 app.add_typer(lab_app, name="lab")
 app.add_typer(scenarios_app, name="scenarios")
 app.command()(audit)
+app.command()(mcp)
 console = Console()
 err_console = Console(stderr=True)
 

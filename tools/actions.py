@@ -11,7 +11,7 @@ import secrets
 
 from pydantic import BaseModel
 
-from netdojo.labs.runtime import LiveLab
+from netdojo.labs.runtime import DEFAULT_MAX_OUTPUT, LiveLab
 from netdojo.scenarios.model import ToolCall
 from netdojo.tools.allowlist import CommandRefused, parse_command
 
@@ -44,7 +44,9 @@ class ExecuteResult(BaseModel):
     timed_out: bool = False
 
 
-async def configure(lab: LiveLab, device: str, lines: list[str]) -> ConfigureResult:
+async def configure(
+    lab: LiveLab, device: str, lines: list[str], timeout: float = CONFIG_TIMEOUT_S
+) -> ConfigureResult:
     """Apply FRR configuration lines in one go (``vtysh -f``); a result for every line."""
     clean = [line.rstrip("\n") for line in lines]
     bad = [line for line in clean if "\n" in line or "\x00" in line]
@@ -59,7 +61,7 @@ async def configure(lab: LiveLab, device: str, lines: list[str]) -> ConfigureRes
     path = f"/tmp/netdojo-{secrets.token_hex(4)}.conf"
     await lab.write_file(device, path, "\n".join(clean) + "\n", mode=0o600)
     try:
-        done = await lab.exec(device, ["vtysh", "-f", path], timeout=CONFIG_TIMEOUT_S)
+        done = await lab.exec(device, ["vtysh", "-f", path], timeout=timeout)
     finally:
         await lab.exec(device, ["rm", "-f", path])
     errors = {int(n): text.strip() for n, text in _LINE_ERROR.findall(done.stderr)}
@@ -76,7 +78,13 @@ async def configure(lab: LiveLab, device: str, lines: list[str]) -> ConfigureRes
     return ConfigureResult(device=device, ok=ok, lines=results, output=detail)
 
 
-async def execute(lab: LiveLab, device: str, command: str) -> ExecuteResult:
+async def execute(
+    lab: LiveLab,
+    device: str,
+    command: str,
+    timeout: float = CONFIG_TIMEOUT_S,
+    max_output: int = DEFAULT_MAX_OUTPUT,
+) -> ExecuteResult:
     """Run one allowlisted state-changing command (no shell)."""
     try:
         argv = parse_command(command)
@@ -84,7 +92,7 @@ async def execute(lab: LiveLab, device: str, command: str) -> ExecuteResult:
         return ExecuteResult(
             device=device, command=command, ok=False, exit_code=None, refused=str(exc)
         )
-    done = await lab.exec(device, argv, timeout=CONFIG_TIMEOUT_S)
+    done = await lab.exec(device, argv, timeout=timeout, max_output=max_output)
     return ExecuteResult(
         device=device,
         command=command,

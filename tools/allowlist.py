@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 
 ALLOWED_FORMS = (
@@ -11,6 +12,7 @@ ALLOWED_FORMS = (
     "iptables|ip6tables ... (any rule operation)",
     "nft add|insert|delete|replace|flush|create ...",
     "sysctl -w net.KEY=VALUE",
+    "clear ip ospf process|neighbor ... | clear [ip] bgp ... (FRR, run through vtysh)",
 )
 IP_OBJECTS = {
     "address": {"add", "del", "delete", "replace", "flush"},
@@ -19,15 +21,18 @@ IP_OBJECTS = {
 }
 IP_ABBREVIATIONS = {"a": "address", "addr": "address", "l": "link", "r": "route", "ro": "route"}
 FORBIDDEN_WORDS = {"netns", "vrf", "-batch", "-b", "-force", "--modprobe", "-f", "include"}
+_FRR_CLEAR = re.compile(r"^clear (ip ospf (process|neighbor)|(ip )?bgp)( [\w.:/*-]+)*$")
 NFT_VERBS = {"add", "insert", "delete", "replace", "flush", "create"}
 
 
 class CommandRefused(ValueError):
     """A command outside the allowlist; the message says why and lists the allowed forms."""
 
+    forms: tuple[str, ...] = ALLOWED_FORMS
+
     def __init__(self, reason: str) -> None:
-        forms = "; ".join(ALLOWED_FORMS)
-        super().__init__(f"refused: {reason}. Allowed forms: {forms}")
+        self.reason = reason
+        super().__init__(f"refused: {reason}. Allowed forms: {'; '.join(self.forms)}")
 
 
 def parse_command(command: str) -> list[str]:
@@ -44,6 +49,8 @@ def parse_command(command: str) -> list[str]:
     if forbidden:
         raise CommandRefused(f"{', '.join(sorted(forbidden))} is not allowed")
     program = argv[0]
+    if program == "clear":
+        return _frr_clear(argv)
     if program == "ip":
         _check_ip(argv[1:])
     elif program in ("iptables", "ip6tables"):
@@ -58,6 +65,15 @@ def parse_command(command: str) -> list[str]:
     else:
         raise CommandRefused(f"{program!r} is not an allowed program")
     return argv
+
+
+def _frr_clear(argv: list[str]) -> list[str]:
+    text = " ".join(argv)
+    if not _FRR_CLEAR.match(text) or "|" in text:
+        raise CommandRefused(
+            "FRR clears are `clear ip ospf process|neighbor ...` or `clear bgp ...`"
+        )
+    return ["vtysh", "-c", text]
 
 
 def _check_ip(args: list[str]) -> None:

@@ -1,0 +1,69 @@
+"""One episode's live state: a scenario, its staged lab, the agent's tools and trajectory."""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+
+from netdojo.judges.grading import Grade, grade
+from netdojo.judges.staging import Stages, stage_scenario
+from netdojo.labs.errors import NetdojoError
+from netdojo.labs.runtime import LiveLab, start_lab, stop_lab
+from netdojo.scenarios.model import Scenario
+from netdojo.tools.lab_tools import LabTools, ToolLimits
+from netdojo.tools.trajectory import Trajectory
+
+
+class StagingError(NetdojoError):
+    """The lab could not be brought to the task's starting state (not the agent's doing)."""
+
+    def __init__(self, scenario: Scenario, stages: Stages) -> None:
+        self.stages = stages
+        failed = next((name for name, stage in stages.items() if not stage.ok), "?")
+        super().__init__(f"scenario {scenario.id}: staging failed at {failed!r}")
+
+
+class Episode:
+    """A staged lab with its tools; `close` tears the lab down."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        lab: LiveLab,
+        episode_id: str,
+        stages: Stages,
+        limits: ToolLimits | None = None,
+    ) -> None:
+        self.scenario = scenario
+        self.lab = lab
+        self.stages = stages
+        self.trajectory = Trajectory(episode=episode_id)
+        self.tools = LabTools(lab, scenario.public, self.trajectory, limits)
+        self.ready_s = 0.0
+
+    async def grade(self) -> Grade:
+        return await grade(self.lab, self.scenario.hidden)
+
+    async def close(self) -> None:
+        with anyio.CancelScope(shield=True):
+            await stop_lab(self.lab)
+
+
+async def open_episode(
+    scenario: Scenario, episode_id: str, limits: ToolLimits | None = None
+) -> Episode:
+    """Deploy and stage ``scenario``'s lab; `StagingError` (lab removed) if it does not stage."""
+    started = time.monotonic()
+    lab = await start_lab(scenario.hidden.lab)
+    stages: Stages = {}
+    try:
+        if not await stage_scenario(scenario, lab, stages):
+            raise StagingError(scenario, stages)
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await stop_lab(lab)
+        raise
+    episode = Episode(scenario, lab, episode_id, stages, limits)
+    episode.ready_s = round(time.monotonic() - started, 2)
+    return episode

@@ -1,0 +1,113 @@
+"""Bring a scenario's live lab to the state an agent starts from.
+
+Reactive: the baseline passes every target and guard test; the faults are injected through
+the tools an agent uses; then each fault is present, every symptom in the brief is real and
+the guards still hold. Constructive: the guards pass and every target fails on the initial
+state. The audit and every episode stage a lab the same way.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+
+import anyio
+from pydantic import BaseModel, Field
+
+from netdojo.judges.probes import ProbeResult, run_probes
+from netdojo.labs.runtime import LiveLab
+from netdojo.scenarios.model import Probe, Scenario, ToolCall
+from netdojo.tools.actions import apply
+
+BASELINE_DEADLINE_S = 90.0
+FAULT_DEADLINE_S = 30.0
+POLL_S = 0.5
+
+
+class StageResult(BaseModel):
+    ok: bool
+    seconds: float
+    detail: str = ""
+    failed: list[ProbeResult] = Field(default_factory=list)
+
+
+Stages = dict[str, StageResult]
+Condition = Callable[[list[ProbeResult]], bool]
+
+
+async def poll(lab: LiveLab, probes: list[Probe], holds: Condition, deadline: float) -> StageResult:
+    """Run ``probes`` until ``holds`` is true of their results, or ``deadline`` seconds pass."""
+    started = time.monotonic()
+    results: list[ProbeResult] = []
+    while True:
+        results = await run_probes(lab, probes)
+        if holds(results):
+            return StageResult(ok=True, seconds=round(time.monotonic() - started, 2))
+        if time.monotonic() - started > deadline:
+            break
+        await anyio.sleep(POLL_S)
+    return StageResult(
+        ok=False,
+        seconds=round(time.monotonic() - started, 2),
+        detail=f"not reached within {deadline:.0f}s",
+        failed=[r for r in results if not r.passed],
+    )
+
+
+async def apply_all(lab: LiveLab, calls: list[ToolCall]) -> StageResult:
+    started = time.monotonic()
+    for call in calls:
+        result = await apply(lab, call)
+        if not result.ok:
+            detail = result.model_dump_json(exclude_defaults=True)
+            return StageResult(ok=False, seconds=time.monotonic() - started, detail=detail)
+    return StageResult(ok=True, seconds=round(time.monotonic() - started, 2))
+
+
+def all_pass(results: list[ProbeResult]) -> bool:
+    return all(r.passed for r in results)
+
+
+def none_pass(results: list[ProbeResult]) -> bool:
+    return not any(r.passed for r in results)
+
+
+def fault_active(n_present: int, n_symptoms: int, n_guards: int) -> Condition:
+    """Faults present, every symptom real, guards intact, and some target failing."""
+
+    def holds(results: list[ProbeResult]) -> bool:
+        present = results[:n_present]
+        symptoms = results[n_present : n_present + n_symptoms]
+        guards = results[n_present + n_symptoms : n_present + n_symptoms + n_guards]
+        others = results[n_present + n_symptoms + n_guards :]
+        some_target_fails = bool(symptoms) or not all_pass(others)
+        return all_pass(present) and none_pass(symptoms) and all_pass(guards) and some_target_fails
+
+    return holds
+
+
+async def _run(stages: Stages, name: str, result: Awaitable[StageResult]) -> bool:
+    stages[name] = await result
+    return stages[name].ok
+
+
+async def stage_scenario(scenario: Scenario, lab: LiveLab, stages: Stages) -> bool:
+    """Stage ``lab`` for ``scenario``, recording each stage in ``stages``; True when staged."""
+    hidden = scenario.hidden
+    if scenario.kind == "constructive":
+        baseline = poll(lab, hidden.guards, all_pass, BASELINE_DEADLINE_S)
+        return await _run(stages, "baseline", baseline) and await _run(
+            stages, "unsolved", poll(lab, hidden.targets, none_pass, 0)
+        )
+    present = [p for f in hidden.faults for p in f.present]
+    symptoms = [p for p in hidden.targets if p.kind == "ping"]
+    others = [p for p in hidden.targets if p.kind != "ping"]
+    baseline = poll(lab, hidden.targets + hidden.guards, all_pass, BASELINE_DEADLINE_S)
+    if not await _run(stages, "baseline", baseline):
+        return False
+    injections = [call for fault in hidden.faults for call in fault.inject]
+    if not await _run(stages, "inject", apply_all(lab, injections)):
+        return False
+    active = fault_active(len(present), len(symptoms), len(hidden.guards))
+    probes = present + symptoms + hidden.guards + others
+    return await _run(stages, "fault_active", poll(lab, probes, active, FAULT_DEADLINE_S))

@@ -1,0 +1,158 @@
+"""Streamable-HTTP hosting of many MCP endpoints in one process, one path and token each.
+
+Each endpoint lives at ``/episodes/<key>/mcp`` and answers only requests that carry its own
+bearer token: a missing, wrong or other endpoint's token gets 401. Host headers other than the
+listening address are refused (DNS-rebinding guard), and endpoints can come and go while the
+server runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import uvicorn
+from anyio.abc import TaskGroup
+from mcp.server import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+PATH = "/episodes/{key}/mcp"
+
+
+@dataclass
+class Endpoint:
+    key: str
+    token: str = field(repr=False)
+    url: str
+    app: ASGIApp = field(repr=False)
+    stop: anyio.Event = field(default_factory=anyio.Event, repr=False)
+
+
+class EndpointHost:
+    """An ASGI app serving MCP endpoints that are added and removed at run time."""
+
+    def __init__(self, host: str, port: int, public_base_url: str | None = None) -> None:
+        self.base_url = (public_base_url or f"http://{_url_host(host)}:{port}").rstrip("/")
+        self._allowed_hosts = _allowed_hosts(host, port, public_base_url)
+        self._endpoints: dict[str, Endpoint] = {}
+        self._group: TaskGroup | None = None
+        self.app = Starlette(
+            routes=[
+                Route("/health", self._health),
+                Mount("/episodes/{key}", app=self._dispatch),
+            ],
+            lifespan=self._lifespan,
+        )
+
+    @asynccontextmanager
+    async def _lifespan(self, _: Starlette) -> AsyncIterator[None]:
+        async with anyio.create_task_group() as group:
+            self._group = group
+            yield
+            group.cancel_scope.cancel()
+        self._group = None
+
+    async def add(self, key: str, server: MCPServer, token: str | None = None) -> Endpoint:
+        """Serve ``server`` at a new path with its own token (generated unless given)."""
+        if self._group is None:
+            raise RuntimeError("the endpoint host is not running")
+        if key in self._endpoints:
+            raise ValueError(f"endpoint {key!r} exists")
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=self._allowed_hosts
+        )
+        app = server.streamable_http_app(streamable_http_path="/mcp", transport_security=security)
+        endpoint = Endpoint(
+            key=key,
+            token=token or secrets.token_urlsafe(32),
+            url=f"{self.base_url}{PATH.format(key=key)}",
+            app=app,
+        )
+
+        async def keep_running(*, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+            async with server.session_manager.run():
+                task_status.started()
+                await endpoint.stop.wait()
+
+        await self._group.start(keep_running)
+        self._endpoints[key] = endpoint
+        return endpoint
+
+    def remove(self, key: str) -> None:
+        endpoint = self._endpoints.pop(key, None)
+        if endpoint is not None:
+            endpoint.stop.set()
+
+    async def _health(self, _: Request) -> Response:
+        return JSONResponse({"ok": True, "endpoints": len(self._endpoints)})
+
+    async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
+        endpoint = self._endpoints.get(scope.get("path_params", {}).get("key", ""))
+        if endpoint is None:
+            await JSONResponse({"error": "no such endpoint"}, status_code=404)(scope, receive, send)
+            return
+        if not _authorized(scope, endpoint.token):
+            response = JSONResponse(
+                {"error": "a valid bearer token for this endpoint is required"},
+                status_code=401,
+                headers={"WWW-Authenticate": 'Bearer realm="netdojo"'},
+            )
+            await response(scope, receive, send)
+            return
+        await endpoint.app(scope, receive, send)
+
+
+def _authorized(scope: Scope, token: str) -> bool:
+    headers = dict(scope.get("headers") or [])
+    value = headers.get(b"authorization", b"").decode("latin-1")
+    scheme, _, given = value.partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(
+        given.strip().encode("latin-1"), token.encode()
+    )
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _allowed_hosts(host: str, port: int, public_base_url: str | None) -> list[str]:
+    hosts = {f"{_url_host(host)}:{port}", f"127.0.0.1:{port}", f"localhost:{port}"}
+    if public_base_url:
+        netloc = urlsplit(public_base_url).netloc
+        hosts |= {netloc, netloc.split(":")[0]} if netloc else set()
+    return sorted(hosts)
+
+
+class _QuietServer(uvicorn.Server):
+    """uvicorn without signal handlers of its own: the caller's cancel scope stops it."""
+
+    def capture_signals(self) -> contextlib.AbstractContextManager[None]:  # type: ignore[override]
+        return contextlib.nullcontext()
+
+
+@asynccontextmanager
+async def serve_uvicorn(app: ASGIApp, host: str, port: int) -> AsyncIterator[None]:
+    """Run ``app`` on ``host:port`` for the duration of the block (started when entered)."""
+    web = _QuietServer(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    async with anyio.create_task_group() as group:
+        group.start_soon(web.serve)
+        while not web.started:
+            if web.should_exit:
+                raise OSError(f"cannot listen on {host}:{port}")
+            await anyio.sleep(0.02)
+        try:
+            yield
+        finally:
+            web.should_exit = True

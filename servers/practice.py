@@ -1,0 +1,143 @@
+"""A practice session: one scenario at a time on a fresh lab, graded on request."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+
+import anyio
+from pydantic import BaseModel, Field
+
+from netdojo.judges.episode import Episode, open_episode
+from netdojo.judges.grading import Grade
+from netdojo.labs.errors import NetdojoError
+from netdojo.scenarios.families import FAMILIES, LEVELS, check_choice, generate
+from netdojo.scenarios.model import Kind
+from netdojo.tools.topology import TopologyView, topology_view
+
+Progress = Callable[[float, str], Awaitable[None]]
+PROGRESS_EVERY_S = 5.0
+
+
+class FamilyInfo(BaseModel):
+    name: str
+    kind: Kind
+    summary: str
+    levels: list[int]
+
+
+class BriefView(BaseModel):
+    scenario_id: str
+    family: str
+    level: int
+    seed: int
+    kind: Kind
+    brief: str
+    constraints: list[str]
+
+
+class Started(BriefView):
+    topology: TopologyView
+    ready_s: float = Field(description="seconds to deploy the lab and bring it to its start state")
+
+
+class EndResult(BaseModel):
+    ended: str | None = Field(description="the scenario whose lab was torn down, if any")
+    tool_calls: int = 0
+
+
+class PracticeSession:
+    """Holds at most one running episode; starting another tears the previous one down."""
+
+    def __init__(self) -> None:
+        self.episode: Episode | None = None
+        self._lock = anyio.Lock()
+        self._episodes = 0
+
+    def families(self) -> list[FamilyInfo]:
+        return [
+            FamilyInfo(name=f.name, kind=f.kind, summary=f.summary, levels=list(LEVELS))
+            for f in FAMILIES.values()
+        ]
+
+    def _running(self) -> Episode:
+        if self.episode is None:
+            raise NetdojoError("no scenario is running; call start_scenario first")
+        return self.episode
+
+    async def start(self, family: str, level: int, seed: int | None, progress: Progress) -> Started:
+        seed = secrets.randbelow(2**31) if seed is None else seed
+        check_choice(family, level, seed)
+        async with self._lock:
+            await self._close()
+            scenario = generate(family, level, seed)
+            self._episodes += 1
+            episode_id = f"practice-{self._episodes}-{scenario.id}"
+            self.episode = await _with_progress(open_episode(scenario, episode_id), progress)
+            return self._started(self.episode)
+
+    async def reset(self, progress: Progress) -> Started:
+        scenario = self._running().scenario
+        return await self.start(scenario.family, scenario.level, scenario.seed, progress)
+
+    async def brief(self) -> BriefView:
+        return _brief(self._running())
+
+    async def grade(self) -> Grade:
+        return await self._running().grade()
+
+    async def end(self) -> EndResult:
+        async with self._lock:
+            episode = self.episode
+            await self._close()
+        if episode is None:
+            return EndResult(ended=None)
+        return EndResult(ended=episode.scenario.id, tool_calls=len(episode.trajectory.steps))
+
+    async def close(self) -> None:
+        """Tear down whatever runs (the client went away or the server stops)."""
+        with anyio.CancelScope(shield=True):
+            await self._close()
+
+    async def _close(self) -> None:
+        episode, self.episode = self.episode, None
+        if episode is not None:
+            await episode.close()
+
+    def _started(self, episode: Episode) -> Started:
+        return Started(
+            **_brief(episode).model_dump(),
+            topology=topology_view(episode.scenario.public),
+            ready_s=episode.ready_s,
+        )
+
+
+def _brief(episode: Episode) -> BriefView:
+    s = episode.scenario
+    return BriefView(
+        scenario_id=s.id,
+        family=s.family,
+        level=s.level,
+        seed=s.seed,
+        kind=s.kind,
+        brief=s.public.brief,
+        constraints=s.public.constraints,
+    )
+
+
+async def _with_progress(work: Awaitable[Episode], progress: Progress) -> Episode:
+    """Await ``work``, reporting elapsed time every few seconds so clients do not give up."""
+    started = time.monotonic()
+    result: list[Episode] = []
+
+    async def run(scope: anyio.CancelScope) -> None:
+        result.append(await work)
+        scope.cancel()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run, group.cancel_scope)
+        while True:
+            await progress(time.monotonic() - started, "deploying and staging the lab")
+            await anyio.sleep(PROGRESS_EVERY_S)
+    return result[0]

@@ -1,0 +1,351 @@
+"""The agent-facing tools over one live lab, bound to a scenario's public half.
+
+Every call is checked (device names, allowlists, bounds), runs with a timeout and an output
+cap, and is appended to the episode's trajectory. Failures an agent should read raise
+`ToolFailure` with a message that says what was wrong and what is valid.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import anyio
+from pydantic import BaseModel, Field
+
+from netdojo.labs.errors import LabError
+from netdojo.labs.runtime import DEFAULT_MAX_OUTPUT, ExecResult, LiveLab
+from netdojo.scenarios.model import PublicHalf
+from netdojo.tools import actions
+from netdojo.tools.allowlist import CommandRefused, parse_command
+from netdojo.tools.capture import (
+    MAX_PACKETS,
+    MAX_SECONDS,
+    CaptureRefused,
+    CaptureResult,
+    decode_pcap,
+    tcpdump_argv,
+)
+from netdojo.tools.reachability import (
+    PingResult,
+    TracerouteResult,
+    parse_ping,
+    parse_traceroute,
+)
+from netdojo.tools.read_allowlist import parse_read
+from netdojo.tools.topology import TopologyView, topology_view
+from netdojo.tools.trajectory import Trajectory
+
+MAX_PING_COUNT = 10
+GRACE_S = 10.0  # beyond a command's own timeout, for the docker API round trips
+
+Result = TypeVar("Result", bound=BaseModel)
+
+
+class ToolFailure(Exception):
+    """A call the agent should correct: the message says what was wrong and what is valid."""
+
+
+class ShowResult(BaseModel):
+    device: str
+    command: str
+    text: str
+    parsed: Any = Field(default=None, description="the parsed JSON form, when the command has one")
+    truncated: bool = False
+    note: str | None = None
+
+
+class SubmitResult(BaseModel):
+    accepted: bool
+    message: str
+
+
+class ToolLimits(BaseModel):
+    """Per-call timeouts (inside the device) and the output cap of the tools."""
+
+    show_timeout_s: float = 15.0
+    change_timeout_s: float = actions.CONFIG_TIMEOUT_S
+    traceroute_timeout_s: float = 20.0
+    output_cap: int = DEFAULT_MAX_OUTPUT
+
+
+def _note(done: ExecResult, limits: ToolLimits) -> str | None:
+    if done.timed_out:
+        return f"the command timed out after {limits.show_timeout_s:g}s; partial output shown"
+    if done.truncated:
+        return f"output cut at {limits.output_cap} bytes; narrow the command to see the rest"
+    return None
+
+
+class LabTools:
+    """The tools of one episode: one live lab, its public facts and its trajectory."""
+
+    def __init__(
+        self,
+        lab: LiveLab,
+        public: PublicHalf,
+        trajectory: Trajectory,
+        limits: ToolLimits | None = None,
+    ) -> None:
+        self.lab = lab
+        self.limits = limits or ToolLimits()
+        self.public = public
+        self.trajectory = trajectory
+        self.submitted = False
+        self._devices = {d.name: d for d in public.devices}
+
+    # helpers ---------------------------------------------------------------------------
+    def _device(self, name: str) -> str:
+        if name not in self._devices:
+            valid = ", ".join(sorted(self._devices))
+            raise ToolFailure(f"unknown device {name!r}; devices are: {valid}")
+        return name
+
+    async def _recorded(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        run: Callable[[], Awaitable[Result]],
+        summarize: Callable[[Result], str],
+        changes_state: Callable[[Result], bool] | None = None,
+        deadline_s: float | None = None,
+    ) -> Result:
+        deadline_s = deadline_s or self.limits.show_timeout_s + GRACE_S
+        started = time.monotonic()
+        try:
+            if self.submitted:
+                raise ToolFailure("the work was submitted; no further tool calls are accepted")
+            with anyio.fail_after(deadline_s):
+                result = await run()
+        except TimeoutError:
+            error = f"{tool} did not finish within {deadline_s:g}s"
+            self.trajectory.record(tool, arguments, started, ok=False, summary=error, error=error)
+            raise ToolFailure(error) from None
+        except (ToolFailure, CommandRefused, LabError) as exc:
+            refused = isinstance(exc, CommandRefused)
+            summary = f"refused: {exc.reason}" if isinstance(exc, CommandRefused) else str(exc)
+            self.trajectory.record(
+                tool, arguments, started, ok=False, summary=summary, error=str(exc), refused=refused
+            )
+            raise ToolFailure(str(exc)) from None
+        self.trajectory.record(
+            tool,
+            arguments,
+            started,
+            ok=True,
+            summary=summarize(result),
+            result=result.model_dump(mode="json"),
+            changed_state=bool(changes_state and changes_state(result)),
+        )
+        return result
+
+    async def _address_of(self, destination: str) -> str:
+        """An IP literal as given, or the first address of the named device."""
+        try:
+            return str(ipaddress.ip_address(destination))
+        except ValueError:
+            pass
+        if destination not in self._devices:
+            valid = ", ".join(sorted(self._devices))
+            raise ToolFailure(
+                f"destination {destination!r} is neither an IP address nor a device; "
+                f"devices are: {valid}"
+            )
+        for iface in self._devices[destination].interfaces:
+            if iface.address:
+                return iface.address.split("/")[0]
+        done = await self.lab.exec(destination, ["ip", "-j", "-4", "address", "show"])
+        for link in json.loads(done.stdout or "[]"):
+            for info in link.get("addr_info", []):
+                if info.get("scope") == "global":
+                    return str(info["local"])
+        raise ToolFailure(f"device {destination!r} has no IPv4 address to reach")
+
+    # tools -----------------------------------------------------------------------------
+    async def topology(self) -> TopologyView:
+        async def run() -> TopologyView:
+            return topology_view(self.public)
+
+        return await self._recorded(
+            "topology",
+            {},
+            run,
+            lambda r: f"{len(r.devices)} devices, {len(r.links)} links",
+        )
+
+    async def show(self, device: str, command: str) -> ShowResult:
+        async def run() -> ShowResult:
+            read = parse_read(command)
+            self._device(device)
+            jobs: list[list[str]] = [read.argv] + ([read.json_argv] if read.json_argv else [])
+            outputs: list[ExecResult | None] = [None] * len(jobs)
+
+            async def one(index: int, argv: list[str]) -> None:
+                outputs[index] = await self.lab.exec(
+                    device,
+                    argv,
+                    timeout=self.limits.show_timeout_s,
+                    max_output=self.limits.output_cap,
+                )
+
+            async with anyio.create_task_group() as group:
+                for index, argv in enumerate(jobs):
+                    group.start_soon(one, index, argv)
+            text = outputs[0]
+            assert text is not None
+            parsed: Any = None
+            source = outputs[-1] if read.json_argv else (text if read.output_is_json else None)
+            if source is not None and source.ok and not source.truncated:
+                try:
+                    parsed = json.loads(source.stdout)
+                except json.JSONDecodeError:
+                    parsed = None
+            return ShowResult(
+                device=device,
+                command=command,
+                text=text.stdout + (text.stderr if not text.ok else ""),
+                parsed=parsed,
+                truncated=text.truncated,
+                note=_note(text, self.limits),
+            )
+
+        return await self._recorded(
+            "show",
+            {"device": device, "command": command},
+            run,
+            lambda r: f"{len(r.text)} chars" + (" (cut)" if r.truncated else ""),
+        )
+
+    async def configure(self, device: str, lines: list[str]) -> actions.ConfigureResult:
+        async def run() -> actions.ConfigureResult:
+            self._device(device)
+            if not lines:
+                raise ToolFailure("give at least one configuration line")
+            return await actions.configure(
+                self.lab, device, lines, timeout=self.limits.change_timeout_s
+            )
+
+        return await self._recorded(
+            "configure",
+            {"device": device, "lines": lines},
+            run,
+            lambda r: f"{sum(x.accepted for x in r.lines)}/{len(r.lines)} lines accepted",
+            changes_state=lambda r: any(x.accepted for x in r.lines),
+            deadline_s=self.limits.change_timeout_s + GRACE_S,
+        )
+
+    async def execute(self, device: str, command: str) -> actions.ExecuteResult:
+        async def run() -> actions.ExecuteResult:
+            parse_command(command)
+            self._device(device)
+            return await actions.execute(
+                self.lab,
+                device,
+                command,
+                timeout=self.limits.change_timeout_s,
+                max_output=self.limits.output_cap,
+            )
+
+        return await self._recorded(
+            "execute",
+            {"device": device, "command": command},
+            run,
+            lambda r: f"exit {r.exit_code}" + (" (timed out)" if r.timed_out else ""),
+            changes_state=lambda r: True,
+            deadline_s=self.limits.change_timeout_s + GRACE_S,
+        )
+
+    async def ping(self, source: str, destination: str, count: int = 3) -> PingResult:
+        async def run() -> PingResult:
+            self._device(source)
+            if not 1 <= count <= MAX_PING_COUNT:
+                raise ToolFailure(f"count must be 1..{MAX_PING_COUNT}")
+            address = await self._address_of(destination)
+            argv = ["ping", "-n", "-c", str(count), "-i", "0.2", "-W", "1", address]
+            done = await self.lab.exec(source, argv, timeout=count * 0.2 + 3)
+            result = parse_ping(source, destination, done.stdout)
+            if not done.ok and not result.transmitted:
+                result.error = (done.stderr or done.stdout).strip()[:500]
+            return result
+
+        return await self._recorded(
+            "ping",
+            {"source": source, "destination": destination, "count": count},
+            run,
+            lambda r: r.error or f"{r.received}/{r.transmitted} replies",
+        )
+
+    async def traceroute(self, source: str, destination: str) -> TracerouteResult:
+        async def run() -> TracerouteResult:
+            self._device(source)
+            address = await self._address_of(destination)
+            argv = ["traceroute", "-n", "-q", "1", "-w", "1", "-m", "16", address]
+            done = await self.lab.exec(source, argv, timeout=self.limits.traceroute_timeout_s)
+            result = parse_traceroute(source, destination, address, done.stdout)
+            if not done.ok and not result.hops:
+                result.error = (done.stderr or done.stdout).strip()[:500]
+            return result
+
+        return await self._recorded(
+            "traceroute",
+            {"source": source, "destination": destination},
+            run,
+            lambda r: r.error or f"{len(r.hops)} hops, reached={r.reached}",
+            deadline_s=self.limits.traceroute_timeout_s + GRACE_S,
+        )
+
+    async def capture(
+        self,
+        device: str,
+        interface: str,
+        filter: str = "",
+        seconds: float = 5.0,
+        max_packets: int = 50,
+    ) -> CaptureResult:
+        async def run() -> CaptureResult:
+            self._device(device)
+            if not 0.5 <= seconds <= MAX_SECONDS or not 1 <= max_packets <= MAX_PACKETS:
+                raise CaptureRefused("seconds or max_packets out of bounds")
+            path = f"/tmp/netdojo-capture-{secrets.token_hex(4)}.pcap"
+            argv = tcpdump_argv(interface, filter, max_packets, path)
+            done = await self.lab.exec(device, argv, timeout=seconds)
+            result = CaptureResult(
+                device=device, interface=interface, filter=filter, seconds=seconds
+            )
+            try:
+                data = await self.lab.read_bytes(device, path)
+            except LabError:
+                result.error = (done.stderr or "tcpdump wrote no capture").strip()[-500:]
+                return result
+            finally:
+                await self.lab.exec(device, ["rm", "-f", path])
+            result.packets = decode_pcap(data)
+            result.truncated = len(result.packets) >= max_packets
+            return result
+
+        return await self._recorded(
+            "capture",
+            {
+                "device": device,
+                "interface": interface,
+                "filter": filter,
+                "seconds": seconds,
+                "max_packets": max_packets,
+            },
+            run,
+            lambda r: r.error or f"{len(r.packets)} packets",
+            deadline_s=MAX_SECONDS + GRACE_S,
+        )
+
+    async def submit(self, summary: str) -> SubmitResult:
+        async def run() -> SubmitResult:
+            return SubmitResult(accepted=True, message="submitted; the work will be judged")
+
+        result = await self._recorded("submit", {"summary": summary}, run, lambda r: "submitted")
+        self.submitted = True
+        self.trajectory.submitted = summary
+        return result

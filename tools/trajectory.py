@@ -1,0 +1,70 @@
+"""The trajectory of an episode: every tool call with its arguments, result and timing."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Step(BaseModel):
+    index: int
+    time: str = Field(description="UTC time the call started, ISO 8601")
+    tool: str
+    arguments: dict[str, Any]
+    ok: bool
+    summary: str = Field(description="a one-line account of the result")
+    result: dict[str, Any] | None = Field(default=None, description="the structured result")
+    error: str | None = None
+    duration_s: float
+    changed_state: bool = Field(description="the call could change a device's state")
+    refused: bool = Field(default=False, description="an allowlist refused the command")
+
+
+class Trajectory(BaseModel):
+    episode: str
+    steps: list[Step] = Field(default_factory=list)
+    submitted: str | None = Field(default=None, description="the agent's summary at submit")
+
+    def record(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        started: float,
+        *,
+        ok: bool,
+        summary: str,
+        result: dict[str, Any] | None = None,
+        error: str | None = None,
+        changed_state: bool = False,
+        refused: bool = False,
+    ) -> Step:
+        """Append one call; ``started`` is its `time.monotonic()` start."""
+        duration = time.monotonic() - started
+        wall = datetime.now(UTC).timestamp() - duration
+        step = Step(
+            index=len(self.steps),
+            time=datetime.fromtimestamp(wall, UTC).isoformat(timespec="milliseconds"),
+            tool=tool,
+            arguments=arguments,
+            ok=ok,
+            summary=summary,
+            result=result,
+            error=error,
+            duration_s=round(duration, 4),
+            changed_state=changed_state,
+            refused=refused,
+        )
+        self.steps.append(step)
+        return step
+
+    @property
+    def state_changes(self) -> int:
+        return sum(step.changed_state for step in self.steps)
+
+    def write(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.model_dump_json(indent=1) + "\n")
