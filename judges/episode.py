@@ -9,7 +9,7 @@ import anyio
 from netdojo.judges.grading import Grade, grade
 from netdojo.judges.staging import Stages, stage_scenario
 from netdojo.labs.errors import NetdojoError
-from netdojo.labs.runtime import LiveLab, start_lab, stop_lab
+from netdojo.labs.runtime import LiveLab, start_lab, stop_lab, stop_lab_detached
 from netdojo.scenarios.model import Scenario
 from netdojo.tools.lab_tools import LabTools, ToolLimits
 from netdojo.tools.trajectory import Trajectory
@@ -45,7 +45,11 @@ class Episode:
     async def grade(self) -> Grade:
         return await grade(self.lab, self.scenario.hidden)
 
-    async def close(self) -> None:
+    async def close(self, detach: bool = False) -> None:
+        """Tear the lab down, here or (``detach``) in a process that outlives this one."""
+        if detach:
+            stop_lab_detached(self.lab)
+            return
         with anyio.CancelScope(shield=True):
             await stop_lab(self.lab)
 

@@ -12,6 +12,8 @@ import io
 import os
 import secrets
 import signal
+import subprocess
+import sys
 import tarfile
 import time
 from collections import Counter
@@ -335,14 +337,57 @@ async def start_lab(spec: LabSpec, name: str | None = None, persistent: bool = F
 
 
 async def stop_lab(live: LiveLab) -> None:
+    """Remove the lab's containers and networks directly (netdojo devices have no shutdown
+    scripts), then let Kathará sweep whatever it still knows of."""
     started = time.monotonic()
     kathara = await anyio.to_thread.run_sync(manager)
     try:
+        await _remove_objects(live.lab_hash)
         await anyio.to_thread.run_sync(partial(kathara.undeploy_lab, lab_hash=live.lab_hash))
     finally:
         forget_lab(live.lab_hash)
         _spec_file(live.name).unlink(missing_ok=True)
     live.timings.undeploy_s = time.monotonic() - started
+
+
+def stop_lab_detached(live: LiveLab) -> int:
+    """Hand the teardown to a process of its own and return its pid.
+
+    For a process about to exit: an MCP client that closes a stdio server allows it about two
+    seconds before killing its process group, which a lab's teardown can outlast.
+    """
+    code = "from netdojo.cli import main; main()"
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, "lab", "down", live.name],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    forget_lab(live.lab_hash)
+    return child.pid
+
+
+async def _remove_objects(lab_hash: str) -> None:
+    """Force-remove the lab's containers in parallel, then its networks in parallel."""
+    api = exec_client().api
+    labels = {"label": [f"lab_hash={lab_hash}", "app=kathara"]}
+
+    async def remove_all(listing: Callable[..., Any], remove: Callable[[str], Any]) -> None:
+        found = await anyio.to_thread.run_sync(partial(listing, filters=labels))
+        async with anyio.create_task_group() as group:
+            for item in found:
+                group.start_soon(_quietly, remove, item["Id"])
+
+    await remove_all(
+        partial(api.containers, all=True), partial(api.remove_container, v=True, force=True)
+    )
+    await remove_all(api.networks, api.remove_network)
+
+
+async def _quietly(remove: Callable[[str], Any], object_id: str) -> None:
+    with contextlib.suppress(NotFound):
+        await anyio.to_thread.run_sync(remove, object_id)
 
 
 @asynccontextmanager

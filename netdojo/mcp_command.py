@@ -97,12 +97,13 @@ async def _serve(
                 await server.run_stdio_async()
             group.cancel_scope.cancel()
     finally:
+        # On stdio the client kills the process soon after it leaves: hand the lab over.
         with anyio.CancelScope(shield=True):
-            await session.close()
+            await session.close(detach=not http)
             if episode is not None:
                 if trajectory is not None:
                     episode.trajectory.write(trajectory)
-                await episode.close()
+                await episode.close(detach=not http)
 
 
 async def _cancel_on_signal(scope: anyio.CancelScope) -> None:

@@ -95,15 +95,15 @@ class PracticeSession:
             return EndResult(ended=None)
         return EndResult(ended=episode.scenario.id, tool_calls=len(episode.trajectory.steps))
 
-    async def close(self) -> None:
+    async def close(self, detach: bool = False) -> None:
         """Tear down whatever runs (the client went away or the server stops)."""
         with anyio.CancelScope(shield=True):
-            await self._close()
+            await self._close(detach)
 
-    async def _close(self) -> None:
+    async def _close(self, detach: bool = False) -> None:
         episode, self.episode = self.episode, None
         if episode is not None:
-            await episode.close()
+            await episode.close(detach)
 
     def _started(self, episode: Episode) -> Started:
         return Started(

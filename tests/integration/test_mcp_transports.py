@@ -1,0 +1,152 @@
+"""MCP over real transports: HTTP endpoints with per-episode tokens, and `netdojo mcp` itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from netdojo.judges.episode import Episode, open_episode
+from netdojo.labs.reaper import netdojo_labs
+from netdojo.scenarios.families import generate
+from netdojo.servers.endpoints import EndpointHost, serve_uvicorn
+from netdojo.servers.mcp_server import evaluation_server
+from netdojo.tools.lab_tools import LabTools
+from netdojo.tools.trajectory import Trajectory
+
+pytestmark = pytest.mark.anyio
+NETDOJO = str(Path(sys.executable).parent / "netdojo")
+RPC = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+async def episode() -> AsyncIterator[Episode]:
+    opened = await open_episode(generate("static-routing", 1, 2), "test-transports")
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+async def _labs_gone(names_before: set[str], deadline_s: float = 60) -> set[str]:
+    """Labs created since ``names_before`` that still exist once ``deadline_s`` has passed."""
+    with anyio.move_on_after(deadline_s):
+        while {lab.name for lab in netdojo_labs()} - names_before:
+            await anyio.sleep(0.5)
+    return {lab.name for lab in netdojo_labs()} - names_before
+
+
+async def test_http_endpoints_answer_only_their_own_token(episode: Episode) -> None:
+    port = _free_port()
+    host = EndpointHost("127.0.0.1", port)
+    first, second = (
+        LabTools(episode.lab, episode.scenario.public, Trajectory(episode=name))
+        for name in ("first", "second")
+    )
+    async with serve_uvicorn(host.app, "127.0.0.1", port):
+        a = await host.add("first", evaluation_server(first))
+        b = await host.add("second", evaluation_server(second))
+        assert a.token != b.token and a.url.startswith(f"http://127.0.0.1:{port}/episodes/")
+        auth = {"Authorization": f"Bearer {a.token}"}
+        async with (
+            httpx2.AsyncClient(headers=auth) as http,
+            Client(streamable_http_client(a.url, http_client=http)) as client,
+        ):
+            result = await client.call_tool("topology", {})
+            assert not result.is_error
+        async with httpx2.AsyncClient() as http:
+            for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic x"}):
+                refused = await http.post(a.url, json=RPC, headers={**MCP_HEADERS, **headers})
+                assert refused.status_code == 401, headers
+                assert refused.headers["www-authenticate"].startswith("Bearer")
+            other = {**MCP_HEADERS, "Authorization": f"Bearer {b.token}"}
+            assert (await http.post(a.url, json=RPC, headers=other)).status_code == 401
+            foreign = {**MCP_HEADERS, **auth, "Host": "attacker.example"}
+            assert (await http.post(a.url, json=RPC, headers=foreign)).status_code == 421
+            host.remove("first")
+            gone = await http.post(a.url, json=RPC, headers={**MCP_HEADERS, **auth})
+            assert gone.status_code == 404
+    assert [step.tool for step in first.trajectory.steps] == ["topology"]
+    assert second.trajectory.steps == [], "each endpoint records its own trajectory"
+
+
+async def test_stdio_practice_session_removes_its_lab_when_the_client_leaves() -> None:
+    before = {lab.name for lab in netdojo_labs()}
+    params = StdioServerParameters(command=NETDOJO, args=["mcp"], env=dict(os.environ))
+    async with Client(params) as client:
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        assert {"list_families", "start_scenario", "brief", "reset", "grade", "end"} <= tools
+        assert "submit" not in tools
+        early = await client.call_tool("show", {"device": "r1", "command": "show version"})
+        assert early.is_error and "start_scenario" in early.content[0].text
+        families = (await client.call_tool("list_families", {})).structured_content["result"]
+        assert {f["name"] for f in families} >= {"static-routing", "ospf-build"}
+        started = await client.call_tool(
+            "start_scenario", {"family": "static-routing", "level": 1, "seed": 5}
+        )
+        assert not started.is_error, started.content
+        assert started.structured_content["brief"] and started.structured_content["seed"] == 5
+        assert len({lab.name for lab in netdojo_labs()} - before) == 1
+        view = (await client.read_resource("netdojo://topology")).contents[0].text
+        assert view.startswith("```mermaid\nflowchart LR")
+    assert not await _labs_gone(before), "the lab goes when the client does"
+
+
+async def test_http_evaluation_serves_one_episode_and_cleans_up_on_sigterm(
+    tmp_path: Path,
+) -> None:
+    before = {lab.name for lab in netdojo_labs()}
+    port, token = _free_port(), "test-token-123"
+    trajectory = tmp_path / "trajectory.json"
+    server = subprocess.Popen(
+        [NETDOJO, "mcp", "--family", "host-config", "--level", "1", "--seed", "4", "--http",
+         "--port", str(port), "--token", token, "--trajectory", str(trajectory)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert server.stderr is not None
+        url = ""
+        with anyio.fail_after(120):
+            while not url:
+                line = await anyio.to_thread.run_sync(server.stderr.readline)
+                assert line, "the server exited before serving"
+                url = line.split("MCP endpoint: ")[1].strip() if "MCP endpoint: " in line else ""
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert "submit" in names and not names & {"grade", "start_scenario", "reset"}
+            hosts = [
+                d["name"]
+                for d in (await client.call_tool("topology", {})).structured_content["devices"]
+                if d["role"] == "host"
+            ]
+            await client.call_tool("ping", {"source": hosts[0], "destination": hosts[-1]})
+            assert not (await client.call_tool("submit", {"summary": "looked"})).is_error
+    finally:
+        server.send_signal(signal.SIGTERM)
+        await anyio.to_thread.run_sync(server.wait, 60)
+    assert server.returncode == 0, server.stderr.read() if server.stderr else ""
+    recorded = json.loads(trajectory.read_text())
+    assert [s["tool"] for s in recorded["steps"]] == ["topology", "ping", "submit"]
+    assert recorded["submitted"] == "looked" and token not in trajectory.read_text()
+    assert not await _labs_gone(before)
