@@ -38,6 +38,7 @@ lint: $(STAMP)
 
 bench: setup
 	$(BIN)/python benchmarks/lab_lifecycle.py
+	$(BIN)/python benchmarks/tool_latency.py
 
 clean-venv:
 	rm -rf $(VENV)

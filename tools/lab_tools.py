@@ -7,6 +7,7 @@ cap, and is appended to the episode's trajectory. Failures an agent should read 
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import secrets
@@ -36,7 +37,7 @@ from netdojo.tools.reachability import (
     parse_ping,
     parse_traceroute,
 )
-from netdojo.tools.read_allowlist import parse_read
+from netdojo.tools.read_allowlist import parse_read, split_trailing_json
 from netdojo.tools.topology import TopologyView, topology_view
 from netdojo.tools.trajectory import Trajectory
 
@@ -165,6 +166,11 @@ class LabTools:
                     return str(info["local"])
         raise ToolFailure(f"device {destination!r} has no IPv4 address to reach")
 
+    async def _read(self, device: str, argv: list[str]) -> ExecResult:
+        return await self.lab.exec(
+            device, argv, timeout=self.limits.show_timeout_s, max_output=self.limits.output_cap
+        )
+
     # tools -----------------------------------------------------------------------------
     async def topology(self) -> TopologyView:
         async def run() -> TopologyView:
@@ -181,36 +187,22 @@ class LabTools:
         async def run() -> ShowResult:
             read = parse_read(command)
             self._device(device)
-            jobs: list[list[str]] = [read.argv] + ([read.json_argv] if read.json_argv else [])
-            outputs: list[ExecResult | None] = [None] * len(jobs)
-
-            async def one(index: int, argv: list[str]) -> None:
-                outputs[index] = await self.lab.exec(
-                    device,
-                    argv,
-                    timeout=self.limits.show_timeout_s,
-                    max_output=self.limits.output_cap,
-                )
-
-            async with anyio.create_task_group() as group:
-                for index, argv in enumerate(jobs):
-                    group.start_soon(one, index, argv)
-            text = outputs[0]
-            assert text is not None
-            parsed: Any = None
-            source = outputs[-1] if read.json_argv else (text if read.output_is_json else None)
-            if source is not None and source.ok and not source.truncated:
-                try:
-                    parsed = json.loads(source.stdout)
-                except json.JSONDecodeError:
-                    parsed = None
+            done = await self._read(device, read.argv)
+            if read.json_form == "trailing" and done.truncated:
+                done = await self._read(device, read.argv[:3])  # the text form alone
+            text, parsed = done.stdout, None
+            if read.json_form == "trailing" and done.ok and not done.truncated:
+                text, parsed = split_trailing_json(done.stdout)
+            elif read.json_form == "whole" and done.ok and not done.truncated:
+                with contextlib.suppress(json.JSONDecodeError):
+                    parsed = json.loads(done.stdout)
             return ShowResult(
                 device=device,
                 command=command,
-                text=text.stdout + (text.stderr if not text.ok else ""),
+                text=text + (done.stderr if not done.ok else ""),
                 parsed=parsed,
-                truncated=text.truncated,
-                note=_note(text, self.limits),
+                truncated=done.truncated,
+                note=_note(done, self.limits),
             )
 
         return await self._recorded(

@@ -6,9 +6,11 @@ Linux commands. Every argument is checked, so no form can change state or leave 
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
-from typing import Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -16,10 +18,11 @@ from netdojo.tools.allowlist import CommandRefused
 
 READ_FORMS = (
     "show ... (any FRR show command, without `|` filters)",
-    "ip [-4|-6] [-j] [-d] [-s] [-br] address|link|route|neigh|rule [show|list|get ...]",
+    "ip [-4|-6] [-j] [-d] [-s] [-br] address|link|route|neigh|rule [show|list|get ...]"
+    " (-j gives parsed JSON)",
     "ss [-tuanlpeims46] [filter]",
     "iptables|ip6tables [-t TABLE] -S|-L [CHAIN] [-n] [-v] [--line-numbers]",
-    "nft [-a] [-j] list ...",
+    "nft [-a] [-j] list ... (-j gives parsed JSON)",
     "cat|tail [-n N] /etc/frr/frr.conf|/etc/frr/daemons|/var/log/frr/frr.log",
     "sysctl [-n] net.KEY ... | sysctl -a",
 )
@@ -48,21 +51,26 @@ SS_LONG = {
 IPTABLES_TABLES = {"filter", "nat", "mangle", "raw", "security"}
 IPTABLES_FLAGS = {"-n", "--numeric", "-v", "--verbose", "-x", "--exact", "--line-numbers"}
 NFT_OPTIONS = {"-a", "--handle", "-j", "--json", "-n", "--numeric", "-s", "--stateless"}
+_DOCUMENT_START = re.compile(r"^[{\[]", re.MULTILINE)
 _SYSCTL_KEY = re.compile(r"^net(\.[\w-]+)+$")
-# FRR show commands that have a `json` variant.
+# FRR show commands with a `json` variant that prints one JSON document (checked on FRR 8.4).
 VTYSH_JSON_PREFIXES = (
-    "show ip route", "show ipv6 route", "show ip ospf", "show ip bgp", "show bgp",
-    "show interface", "show ip prefix-list", "show route-map", "show version",
+    "show ip route", "show ipv6 route", "show ip ospf", "show ip bgp", "show bgp", "show interface",
 )  # fmt: skip
+VTYSH_NO_JSON = ("show ip ospf border-routers",)
 
 
 class ReadCommand(BaseModel):
-    """A checked read-only command: the argv to run and, when it has one, its JSON form."""
+    """A checked read-only command: the argv to run and where its JSON form is.
+
+    ``json_form`` is "none", "whole" (the output is JSON: `ip -j`, `nft -j`, FRR `… json`), or
+    "trailing" (one vtysh run prints the text form, then the JSON form: one process, so the
+    JSON costs next to nothing).
+    """
 
     kind: Literal["frr", "linux"]
     argv: list[str]
-    json_argv: list[str] | None = None
-    output_is_json: bool = False
+    json_form: Literal["none", "whole", "trailing"] = "none"
 
 
 class ReadRefused(CommandRefused):
@@ -82,7 +90,7 @@ def parse_read(command: str) -> ReadCommand:
     program = argv[0]
     if program == "show":
         return _frr_show(" ".join(argv))
-    checks = {
+    checks: dict[str, Callable[[list[str]], None]] = {
         "ip": _check_ip,
         "ss": _check_ss,
         "iptables": _check_iptables,
@@ -94,27 +102,28 @@ def parse_read(command: str) -> ReadCommand:
     }
     if program not in checks:
         raise ReadRefused(f"{program!r} is not a read-only command here")
-    json_argv = checks[program](argv)
-    output_is_json = json_argv is None and program in ("ip", "nft") and _asks_json(argv)
-    return ReadCommand(kind="linux", argv=argv, json_argv=json_argv, output_is_json=output_is_json)
+    checks[program](argv)
+    whole = program in ("ip", "nft") and _asks_json(argv)
+    return ReadCommand(kind="linux", argv=argv, json_form="whole" if whole else "none")
 
 
 def _frr_show(text: str) -> ReadCommand:
     if "|" in text:
         raise ReadRefused("output filters (`|`) are not supported; the full output is returned")
     if text.endswith(" json"):
-        return ReadCommand(kind="frr", argv=["vtysh", "-c", text], output_is_json=True)
-    json_argv = None
-    if text.startswith(VTYSH_JSON_PREFIXES) and "running-config" not in text:
-        json_argv = ["vtysh", "-c", f"{text} json"]
-    return ReadCommand(kind="frr", argv=["vtysh", "-c", text], json_argv=json_argv)
+        return ReadCommand(kind="frr", argv=["vtysh", "-c", text], json_form="whole")
+    if text.startswith(VTYSH_JSON_PREFIXES) and not text.startswith(VTYSH_NO_JSON):
+        return ReadCommand(
+            kind="frr", argv=["vtysh", "-c", text, "-c", f"{text} json"], json_form="trailing"
+        )
+    return ReadCommand(kind="frr", argv=["vtysh", "-c", text])
 
 
 def _asks_json(argv: list[str]) -> bool:
     return any(a in ("-j", "-json", "--json") for a in argv)
 
 
-def _check_ip(argv: list[str]) -> list[str] | None:
+def _check_ip(argv: list[str]) -> None:
     options = [a for a in argv[1:] if a.startswith("-")]
     unknown = [a for a in options if a not in IP_OPTIONS]
     if unknown:
@@ -127,9 +136,6 @@ def _check_ip(argv: list[str]) -> list[str] | None:
         raise ReadRefused(f"`ip {rest[0]} {verb}` is not a read; the execute tool changes state")
     if verb == "get" and IP_OBJECTS[rest[0]] != "route":
         raise ReadRefused("only `ip route get` is a read")
-    if _asks_json(argv):
-        return None
-    return ["ip", "-j", *argv[1:]]
 
 
 def _check_ss(argv: list[str]) -> None:
@@ -139,7 +145,6 @@ def _check_ss(argv: list[str]) -> None:
                 raise ReadRefused(f"ss option {arg!r} is not allowed here")
         elif arg.startswith("-") and not set(arg[1:]) <= SS_SHORT:
             raise ReadRefused(f"ss option {arg!r} is not allowed here (no -K, -D, -F, -N)")
-    return None
 
 
 def _check_iptables(argv: list[str]) -> None:
@@ -158,10 +163,9 @@ def _check_iptables(argv: list[str]) -> None:
         if arg.startswith("-") and arg not in IPTABLES_FLAGS and arg not in listing:
             raise ReadRefused(f"iptables option {arg!r} is not allowed in a read")
         i += 1
-    return None
 
 
-def _check_nft(argv: list[str]) -> list[str] | None:
+def _check_nft(argv: list[str]) -> None:
     args = argv[1:]
     while args and args[0] in NFT_OPTIONS:
         args = args[1:]
@@ -169,9 +173,6 @@ def _check_nft(argv: list[str]) -> list[str] | None:
         raise ReadRefused("nft reads must be `nft [-a] [-j] list ...`")
     if any(a.startswith("-") for a in args):
         raise ReadRefused("nft options go before `list`")
-    if _asks_json(argv):
-        return None
-    return ["nft", "-j", *argv[1:]]
 
 
 def _check_file_read(argv: list[str]) -> None:
@@ -183,14 +184,26 @@ def _check_file_read(argv: list[str]) -> None:
     if len(args) != 1 or args[0] not in READABLE_FILES:
         files = ", ".join(sorted(READABLE_FILES))
         raise ReadRefused(f"only these files can be read: {files}")
-    return None
 
 
 def _check_sysctl(argv: list[str]) -> None:
     args = argv[1:]
-    if args == ["-a"]:
-        return None
     keys = [a for a in args if a != "-n"]
-    if not keys or not all(_SYSCTL_KEY.match(k) for k in keys):
+    if args != ["-a"] and (not keys or not all(_SYSCTL_KEY.match(k) for k in keys)):
         raise ReadRefused("sysctl reads are `sysctl [-n] net.KEY ...` or `sysctl -a`")
-    return None
+
+
+def split_trailing_json(output: str) -> tuple[str, Any]:
+    """Split a vtysh run of `CMD` then `CMD json` into the text and the parsed JSON."""
+    decoder = json.JSONDecoder()
+    for match in _DOCUMENT_START.finditer(output):
+        try:
+            parsed, end = decoder.raw_decode(output, match.start())
+        except json.JSONDecodeError:
+            continue
+        if not output[end:].strip():
+            return output[: match.start()], parsed
+    lines = output.splitlines(keepends=True)
+    while lines and lines[-1].startswith("% ") and lines[-1].rstrip().endswith(" json"):
+        lines.pop()
+    return "".join(lines), None

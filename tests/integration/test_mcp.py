@@ -87,7 +87,7 @@ async def test_results_are_structured(episode: Episode) -> None:
         ).structured_content
         assert "Codes:" in shown["text"] and isinstance(shown["parsed"], dict)
         addresses = (
-            await client.call_tool("show", {"device": router, "command": "ip address"})
+            await client.call_tool("show", {"device": router, "command": "ip -j address"})
         ).structured_content
         assert {entry["ifname"] for entry in addresses["parsed"]} >= {"lo", "eth0"}
         ping = (

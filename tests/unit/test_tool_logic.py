@@ -11,7 +11,7 @@ from netdojo.scenarios.model import DeviceFacts, InterfaceFacts, PublicHalf
 from netdojo.tools.allowlist import CommandRefused, parse_command
 from netdojo.tools.capture import CaptureRefused, decode_pcap, tcpdump_argv
 from netdojo.tools.reachability import parse_ping, parse_traceroute
-from netdojo.tools.read_allowlist import ReadRefused, parse_read
+from netdojo.tools.read_allowlist import ReadRefused, parse_read, split_trailing_json
 from netdojo.tools.topology import mermaid, topology_view
 from netdojo.tools.trajectory import Trajectory
 
@@ -38,28 +38,34 @@ TRACE = """traceroute to 10.0.0.9 (10.0.0.9), 16 hops max, 60 byte packets
 
 
 @pytest.mark.parametrize(
-    ("command", "argv", "json_argv"),
+    ("command", "argv", "form"),
     [
-        ("show ip route", ["vtysh", "-c", "show ip route"], ["vtysh", "-c", "show ip route json"]),
-        ("show running-config", ["vtysh", "-c", "show running-config"], None),
-        ("ip -br addr", ["ip", "-br", "addr"], ["ip", "-j", "-br", "addr"]),
-        ("ip route get 10.0.0.1", ["ip", "route", "get", "10.0.0.1"], None),
-        ("ss -tlnp", ["ss", "-tlnp"], None),
-        ("iptables -t nat -L -n -v", ["iptables", "-t", "nat", "-L", "-n", "-v"], None),
-        ("nft list ruleset", ["nft", "list", "ruleset"], ["nft", "-j", "list", "ruleset"]),
-        ("tail -n 20 /var/log/frr/frr.log", ["tail", "-n", "20", "/var/log/frr/frr.log"], None),
-        ("sysctl -n net.ipv4.ip_forward", ["sysctl", "-n", "net.ipv4.ip_forward"], None),
+        ("show ip route", ["vtysh", "-c", "show ip route", "-c", "show ip route json"], "trailing"),
+        ("show ip ospf neighbor json", ["vtysh", "-c", "show ip ospf neighbor json"], "whole"),
+        ("show running-config", ["vtysh", "-c", "show running-config"], "none"),
+        ("show ip ospf border-routers", ["vtysh", "-c", "show ip ospf border-routers"], "none"),
+        ("ip -br addr", ["ip", "-br", "addr"], "none"),
+        ("ip -j route get 10.0.0.1", ["ip", "-j", "route", "get", "10.0.0.1"], "whole"),
+        ("ss -tlnp", ["ss", "-tlnp"], "none"),
+        ("iptables -t nat -L -n -v", ["iptables", "-t", "nat", "-L", "-n", "-v"], "none"),
+        ("nft -j list ruleset", ["nft", "-j", "list", "ruleset"], "whole"),
+        ("tail -n 20 /var/log/frr/frr.log", ["tail", "-n", "20", "/var/log/frr/frr.log"], "none"),
+        ("sysctl -n net.ipv4.ip_forward", ["sysctl", "-n", "net.ipv4.ip_forward"], "none"),
+        ("sysctl -a", ["sysctl", "-a"], "none"),
     ],
 )
-def test_read_commands_and_their_json_forms(
-    command: str, argv: list[str], json_argv: list[str] | None
-) -> None:
+def test_read_commands_and_where_their_json_is(command: str, argv: list[str], form: str) -> None:
     read = parse_read(command)
-    assert read.argv == argv
-    if command.startswith("ip route get"):
-        assert read.json_argv == ["ip", "-j", *argv[1:]]
-    else:
-        assert read.json_argv == json_argv
+    assert (read.argv, read.json_form) == (argv, form)
+
+
+def test_trailing_json_splits_from_the_text() -> None:
+    text = "Codes: K - kernel\n{not json} here\nO>* 10.0.0.0/30 [110/20]\n"
+    document = '{\n  "10.0.0.0/30":[\n    {"protocol":"ospf"}\n  ]\n}\n'
+    assert split_trailing_json(text + document) == (text, {"10.0.0.0/30": [{"protocol": "ospf"}]})
+    assert split_trailing_json(document) == ("", {"10.0.0.0/30": [{"protocol": "ospf"}]})
+    failed = text + "% Unknown command: show ip route json\n"
+    assert split_trailing_json(failed) == (text, None)
 
 
 @pytest.mark.parametrize(
@@ -178,8 +184,9 @@ def test_mermaid_draws_routers_hosts_links_and_lans() -> None:
 
 def test_trajectory_records_calls_in_order() -> None:
     trajectory = Trajectory(episode="e")
+    trajectory.record("show", {"device": "r1"}, time.monotonic(), ok=True, summary="1 chars")
+    time.sleep(0.01)
     started = time.monotonic()
-    trajectory.record("show", {"device": "r1"}, started, ok=True, summary="1 chars")
     trajectory.record("execute", {}, started, ok=True, summary="exit 0", changed_state=True)
     assert [s.index for s in trajectory.steps] == [0, 1]
     assert trajectory.state_changes == 1
