@@ -41,6 +41,9 @@ def mcp(
         str | None,
         typer.Option(help=f"HTTP: the bearer token (default: ${TOKEN_ENV}, else a new one)."),
     ] = None,
+    idle_minutes: Annotated[
+        float, typer.Option(help="HTTP practice: end a scenario after this long without calls.")
+    ] = 30.0,
     trajectory: Annotated[
         Path | None,
         typer.Option(help="Evaluation mode: write the trajectory (JSON) here at the end."),
@@ -51,7 +54,7 @@ def mcp(
         check_choice(family, level, seed)
     _provision()
     token = token or os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
-    anyio.run(_serve, family, level, seed, http, host, port, token, trajectory)
+    anyio.run(_serve, family, level, seed, http, host, port, token, idle_minutes, trajectory)
 
 
 def _provision() -> None:
@@ -70,6 +73,7 @@ async def _serve(
     host: str,
     port: int,
     token: str,
+    idle_minutes: float,
     trajectory: Path | None,
 ) -> None:
     from netdojo.judges.episode import open_episode
@@ -78,32 +82,32 @@ async def _serve(
 
     episode: Episode | None = None
     session = PracticeSession()
-    try:
-        if family is None:
-            server = practice_server(session)
-            key = "practice"
-        else:
-            scenario = generate(family, level, seed)
-            err.print(f"staging {family} L{level} seed {seed} ({scenario.id}) …")
-            episode = await open_episode(scenario, f"mcp-{scenario.id}")
-            err.print(f"ready in {episode.ready_s:.1f}s")
-            server = evaluation_server(episode.tools)
-            key = scenario.id
-        async with anyio.create_task_group() as group:
-            group.start_soon(_cancel_on_signal, group.cancel_scope)
+    async with anyio.create_task_group() as group:
+        group.start_soon(_cancel_on_signal, group.cancel_scope)
+        try:
+            if family is None:
+                server, key = practice_server(session), "practice"
+                if http:
+                    group.start_soon(session.end_when_idle, idle_minutes * 60)
+            else:
+                scenario = generate(family, level, seed)
+                err.print(f"staging {family} L{level} seed {seed} ({scenario.id}) …")
+                episode = await open_episode(scenario, f"mcp-{scenario.id}")
+                err.print(f"ready in {episode.ready_s:.1f}s")
+                server, key = evaluation_server(episode.tools), scenario.id
             if http:
                 await _serve_http(server, key, host, port, token)
             else:
                 await server.run_stdio_async()
-            group.cancel_scope.cancel()
-    finally:
-        # On stdio the client kills the process soon after it leaves: hand the lab over.
-        with anyio.CancelScope(shield=True):
-            await session.close(detach=not http)
-            if episode is not None:
-                if trajectory is not None:
-                    episode.trajectory.write(trajectory)
-                await episode.close(detach=not http)
+        finally:
+            # On stdio the client kills the process soon after it leaves: hand the lab over.
+            with anyio.CancelScope(shield=True):
+                await session.close(detach=not http)
+                if episode is not None:
+                    if trajectory is not None:
+                        episode.trajectory.write(trajectory)
+                    await episode.close(detach=not http)
+        group.cancel_scope.cancel()
 
 
 async def _cancel_on_signal(scope: anyio.CancelScope) -> None:

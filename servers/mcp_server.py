@@ -172,6 +172,7 @@ def practice_server(session: PracticeSession) -> MCPServer:
     server = MCPServer("netdojo-practice", version=__version__, instructions=INSTRUCTIONS)
 
     def current() -> LabTools:
+        session.touch()
         if session.episode is None:
             raise ToolError("no scenario is running; call start_scenario first")
         return session.episode.tools
@@ -231,6 +232,7 @@ def practice_server(session: PracticeSession) -> MCPServer:
 
 
 async def _practice(call: Awaitable[T]) -> T:
+    """Run a practice call; the errors a client should read become tool errors."""
     try:
         return await call
     except (NetdojoError, ToolFailure) as exc:

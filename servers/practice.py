@@ -54,6 +54,18 @@ class PracticeSession:
         self.episode: Episode | None = None
         self._lock = anyio.Lock()
         self._episodes = 0
+        self.last_call = time.monotonic()
+
+    def touch(self) -> None:
+        """Note a client call (an HTTP client leaves no other sign of being there)."""
+        self.last_call = time.monotonic()
+
+    async def end_when_idle(self, idle_s: float, check_every_s: float = 10.0) -> None:
+        """Run forever, ending the running scenario once no call has come for ``idle_s``."""
+        while True:
+            await anyio.sleep(min(check_every_s, idle_s))
+            if self.episode is not None and time.monotonic() - self.last_call >= idle_s:
+                await self.end()
 
     def families(self) -> list[FamilyInfo]:
         return [
@@ -67,6 +79,7 @@ class PracticeSession:
         return self.episode
 
     async def start(self, family: str, level: int, seed: int | None, progress: Progress) -> Started:
+        self.touch()
         seed = secrets.randbelow(2**31) if seed is None else seed
         check_choice(family, level, seed)
         async with self._lock:
@@ -78,16 +91,20 @@ class PracticeSession:
             return self._started(self.episode)
 
     async def reset(self, progress: Progress) -> Started:
+        self.touch()
         scenario = self._running().scenario
         return await self.start(scenario.family, scenario.level, scenario.seed, progress)
 
     async def brief(self) -> BriefView:
+        self.touch()
         return _brief(self._running())
 
     async def grade(self) -> Grade:
+        self.touch()
         return await self._running().grade()
 
     async def end(self) -> EndResult:
+        self.touch()
         async with self._lock:
             episode = self.episode
             await self._close()
