@@ -1,0 +1,37 @@
+"""The heuristic agent solves a few fixed level-1 episodes on live labs, breaking nothing."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from mcp import Client
+
+from netdojo.clients.heuristic import troubleshoot
+from netdojo.clients.session import ToolSession
+from netdojo.judges.episode import open_episode
+from netdojo.scenarios.families import generate
+from netdojo.servers.mcp_server import evaluation_server
+
+pytestmark = pytest.mark.anyio
+
+EPISODES = [  # one level-1 episode per family, each seen solved by the agent
+    ("static-routing", 1, 3),
+    ("ospf-adjacency", 1, 1),
+    ("bgp-peering", 1, 3),
+    ("ospf-build", 1, 1),
+]
+
+
+@pytest.mark.parametrize(("family", "level", "seed"), EPISODES)
+async def test_heuristic_solves(family: str, level: int, seed: int) -> None:
+    episode = await open_episode(generate(family, level, seed), "heuristic-test")
+    try:
+        async with Client(evaluation_server(episode.tools)) as client:
+            summary = await troubleshoot(ToolSession(client), episode.scenario.public.brief)
+        await anyio.sleep(5)  # OSPF (hello 1 s, dead 4 s) and BGP reconverge
+        grade = await episode.grade()
+    finally:
+        await episode.close()
+    failing = [r for r in grade.targets + grade.guards + grade.adherence if not r.passed]
+    assert not [r for r in grade.guards if not r.passed], (summary, failing)
+    assert grade.solved, (summary, failing)
