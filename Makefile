@@ -39,6 +39,7 @@ lint: $(STAMP)
 bench: setup
 	$(BIN)/python benchmarks/lab_lifecycle.py
 	$(BIN)/python benchmarks/tool_latency.py
+	$(BIN)/python benchmarks/episode_overhead.py
 
 clean-venv:
 	rm -rf $(VENV)

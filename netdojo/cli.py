@@ -13,6 +13,7 @@ from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElaps
 from rich.table import Table
 
 from netdojo import __version__
+from netdojo.arena_commands import green, purple, run
 from netdojo.labs.errors import NetdojoError
 from netdojo.mcp_command import mcp
 from netdojo.scenario_commands import audit, scenarios_app
@@ -31,6 +32,9 @@ app.add_typer(lab_app, name="lab")
 app.add_typer(scenarios_app, name="scenarios")
 app.command()(audit)
 app.command()(mcp)
+app.command()(run)
+app.command()(green)
+app.command()(purple)
 console = Console()
 err_console = Console(stderr=True)
 

@@ -25,10 +25,11 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 PATH = "/episodes/{key}/mcp"
+GRACEFUL_S = 3.0  # requests still running at shutdown (a hung agent) are cut after this
 
 
 @dataclass
@@ -48,16 +49,14 @@ class EndpointHost:
         self._allowed_hosts = _allowed_hosts(host, port, public_base_url)
         self._endpoints: dict[str, Endpoint] = {}
         self._group: TaskGroup | None = None
+        self.routes: list[BaseRoute] = [Mount("/episodes/{key}", app=self._dispatch)]
         self.app = Starlette(
-            routes=[
-                Route("/health", self._health),
-                Mount("/episodes/{key}", app=self._dispatch),
-            ],
-            lifespan=self._lifespan,
+            routes=[Route("/health", self._health), *self.routes], lifespan=self.lifespan
         )
 
     @asynccontextmanager
-    async def _lifespan(self, _: Starlette) -> AsyncIterator[None]:
+    async def lifespan(self, _: Starlette) -> AsyncIterator[None]:
+        """Keeps the endpoints' session managers running; a host app must enter it."""
         async with anyio.create_task_group() as group:
             self._group = group
             yield
@@ -145,14 +144,22 @@ class _QuietServer(uvicorn.Server):
 @asynccontextmanager
 async def serve_uvicorn(app: ASGIApp, host: str, port: int) -> AsyncIterator[None]:
     """Run ``app`` on ``host:port`` for the duration of the block (started when entered)."""
-    web = _QuietServer(uvicorn.Config(app, host=host, port=port, log_level="warning"))
-    async with anyio.create_task_group() as group:
-        group.start_soon(web.serve)
-        while not web.started:
-            if web.should_exit:
-                raise OSError(f"cannot listen on {host}:{port}")
-            await anyio.sleep(0.02)
-        try:
-            yield
-        finally:
-            web.should_exit = True
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=GRACEFUL_S
+    )
+    web = _QuietServer(config)
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(web.serve)
+            while not web.started:
+                if web.should_exit:
+                    raise OSError(f"cannot listen on {host}:{port}")
+                await anyio.sleep(0.02)
+            try:
+                yield
+            finally:
+                web.should_exit = True
+    except BaseExceptionGroup as failed:  # the caller's own error, not a group of one
+        if len(failed.exceptions) == 1:
+            raise failed.exceptions[0] from None
+        raise

@@ -72,6 +72,7 @@ class ToolLimits(BaseModel):
     change_timeout_s: float = actions.CONFIG_TIMEOUT_S
     traceroute_timeout_s: float = 20.0
     output_cap: int = DEFAULT_MAX_OUTPUT
+    max_calls: int | None = Field(default=None, description="tool calls allowed, submit aside")
 
 
 def _note(done: ExecResult, limits: ToolLimits) -> str | None:
@@ -97,6 +98,7 @@ class LabTools:
         self.public = public
         self.trajectory = trajectory
         self.submitted = False
+        self.calls = 0
         self._devices = {d.name: d for d in public.devices}
 
     # helpers ---------------------------------------------------------------------------
@@ -120,6 +122,10 @@ class LabTools:
         try:
             if self.submitted:
                 raise ToolFailure("the work was submitted; no further tool calls are accepted")
+            budget = self.limits.max_calls
+            if budget is not None and tool != "submit" and self.calls >= budget:
+                raise ToolFailure(f"the budget of {budget} tool calls is spent; call submit")
+            self.calls += 1
             with anyio.fail_after(deadline_s):
                 result = await run()
         except TimeoutError:

@@ -12,8 +12,10 @@ def leftovers() -> dict[str, set[str]]:
     client = docker.from_env()
     try:
         selector = {"label": "app=kathara"}
-        containers = {c.name for c in client.containers.list(all=True, filters=selector)}
-        networks = {n.name for n in client.networks.list(filters=selector)}
+        # One listing call each (no per-object inspect), so labs coming and going cannot race it.
+        listed = client.api.containers(all=True, filters=selector)
+        containers = {c["Names"][0].lstrip("/") for c in listed}
+        networks = {n["Name"] for n in client.api.networks(filters=selector)}
     finally:
         client.close()
     bridges = {p.name for p in Path("/sys/class/net").iterdir() if p.name.startswith("kt-")}

@@ -1,0 +1,71 @@
+"""Built-in purple agents that need no network knowledge: `noop`, `vandal` and `oracle`.
+
+Each is a policy: given a tool session and the task, it works and returns a summary. `oracle`
+replays the reference solution and so needs the scenario's identity, which the green agent
+sends only to calibration runs; it exists to audit scenarios and calibrate the judge.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Awaitable, Callable
+
+from pydantic import BaseModel
+
+from netdojo.clients.session import ToolCallError, ToolSession
+
+
+class ScenarioRef(BaseModel):
+    family: str
+    level: int
+    seed: int
+
+
+class Task(BaseModel):
+    """What a purple agent is handed for one episode."""
+
+    brief: str
+    mcp_url: str | None = None
+    token: str | None = None
+    scenario: ScenarioRef | None = None
+
+
+Policy = Callable[[ToolSession, Task], Awaitable[str]]
+
+
+async def noop(session: ToolSession, task: Task) -> str:
+    return "did nothing"
+
+
+async def vandal(session: ToolSession, task: Task) -> str:
+    """Takes transit links down and drops forwarding on a few routers, chosen by the brief."""
+    topology = await session.call("topology")
+    rng = random.Random(hashlib.sha256(task.brief.encode()).hexdigest())
+    routers = [d for d in topology["devices"] if d["role"] == "router"]
+    done = []
+    for router in rng.sample(routers, k=min(2, len(routers))):
+        port = rng.choice(router["interfaces"])["name"]
+        for command in (f"ip link set dev {port} down", "sysctl -w net.ipv4.ip_forward=0"):
+            try:
+                await session.call("execute", {"device": router["name"], "command": command})
+                done.append(f"{router['name']}: {command}")
+            except ToolCallError:
+                continue
+    return "; ".join(done)
+
+
+async def oracle(session: ToolSession, task: Task) -> str:
+    """Applies the reference solution of the scenario named in the task (calibration only)."""
+    from netdojo.scenarios.families import generate
+
+    if task.scenario is None:
+        raise ValueError("the oracle needs the scenario's identity (a calibration run)")
+    ref = task.scenario
+    solution = generate(ref.family, ref.level, ref.seed).hidden.solution
+    for call in solution:
+        await session.call(call.tool, call.arguments)
+    return f"applied the reference solution ({len(solution)} calls)"
+
+
+POLICIES: dict[str, Policy] = {"noop": noop, "vandal": vandal, "oracle": oracle}

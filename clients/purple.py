@@ -1,0 +1,152 @@
+"""A purple agent over A2A: takes an episode from the green agent and runs a policy on it.
+
+The green agent's message carries the brief as text and, in a data part under
+``netdojo_episode``, the episode: its MCP endpoint and bearer token (``mode: "mcp"``), or the
+tool list for an agent that works by messages (``mode: "text"``). In MCP mode the policy works
+on the endpoint, calls `submit`, and the reply carries its summary and token usage. In text
+mode each reply is one action, ``{"tool": …, "arguments": …}``, and the green agent answers
+with the tool's result in the same context until the policy submits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any, Literal
+
+from a2a.helpers import get_data_parts, get_message_text, new_data_part, new_message, new_text_part
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.types import Message, Role
+from pydantic import BaseModel, ValidationError
+
+from netdojo.clients.agents import Policy, ScenarioRef, Task
+from netdojo.clients.session import ToolCallError, connect
+
+HANDOFF_KEY = "netdojo_episode"
+RESULT_KEY = "netdojo_result"
+
+
+class Handoff(BaseModel):
+    episode_id: str
+    mode: Literal["mcp", "text"] = "mcp"
+    mcp_url: str | None = None
+    token: str | None = None
+    scenario: ScenarioRef | None = None
+
+
+class TextSession:
+    """A tool session whose calls travel as A2A messages: each call is a reply, each result
+    the green agent's next message."""
+
+    def __init__(self) -> None:
+        self.actions: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.results: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.calls = 0
+
+    async def call(self, tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.calls += 1
+        await self.actions.put({"tool": tool, "arguments": arguments or {}})
+        answer = await self.results.get()
+        if answer.get("error"):
+            raise ToolCallError(str(answer["error"]))
+        return dict(answer.get("result") or {})
+
+
+def _data(message: Message, key: str) -> Any:
+    for part in get_data_parts(list(message.parts)):
+        if isinstance(part, dict) and key in part:
+            return part[key]
+    return None
+
+
+def _reply(context: RequestContext, text: str, data: dict[str, Any]) -> Message:
+    return new_message(
+        [new_text_part(text), new_data_part(data)],
+        context_id=context.context_id,
+        role=Role.ROLE_AGENT,
+    )
+
+
+class PurpleExecutor(AgentExecutor):
+    """Runs a fresh policy from ``make_policy`` per episode."""
+
+    def __init__(self, make_policy: Callable[[], Policy]) -> None:
+        self.make_policy = make_policy
+        self._text: dict[str, tuple[TextSession, asyncio.Task[str]]] = {}
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        message = context.message
+        assert message is not None
+        if context.context_id in self._text:
+            reply = await self._continue(context, _data(message, RESULT_KEY) or {})
+        else:
+            try:
+                handoff = Handoff.model_validate(_data(message, HANDOFF_KEY))
+            except ValidationError as exc:
+                text = f"expected a netdojo episode under {HANDOFF_KEY!r}: {exc.errors()[:3]}"
+                reply = _reply(context, text, {"error": text})
+            else:
+                task = Task(
+                    brief=get_message_text(message),
+                    mcp_url=handoff.mcp_url,
+                    token=handoff.token,
+                    scenario=handoff.scenario,
+                )
+                if handoff.mode == "mcp":
+                    reply = await self._work_on_endpoint(context, task)
+                else:
+                    reply = await self._start_text(context, task)
+        await event_queue.enqueue_event(reply)
+
+    async def _work_on_endpoint(self, context: RequestContext, task: Task) -> Message:
+        if not task.mcp_url or not task.token:
+            raise ValueError("an MCP episode needs mcp_url and token")
+        policy = self.make_policy()
+        async with connect(task.mcp_url, task.token) as session:
+            summary = await policy(session, task)
+            await session.call("submit", {"summary": summary})
+        return _reply(context, summary, {"usage": _usage(policy, session.calls)})
+
+    async def _start_text(self, context: RequestContext, task: Task) -> Message:
+        session = TextSession()
+        policy = self.make_policy()
+        running = asyncio.create_task(policy(session, task))  # type: ignore[arg-type]
+        self._text[context.context_id] = (session, running)
+        return await self._next_action(context, session, running, policy)
+
+    async def _continue(self, context: RequestContext, result: dict[str, Any]) -> Message:
+        session, running = self._text[context.context_id]
+        await session.results.put(result)
+        return await self._next_action(context, session, running, None)
+
+    async def _next_action(
+        self,
+        context: RequestContext,
+        session: TextSession,
+        running: asyncio.Task[str],
+        policy: Policy | None,
+    ) -> Message:
+        action = asyncio.ensure_future(session.actions.get())
+        await asyncio.wait({action, running}, return_when=asyncio.FIRST_COMPLETED)
+        if action.done():
+            chosen = action.result()
+        else:
+            action.cancel()
+            del self._text[context.context_id]
+            summary = running.result()  # a crashed policy raises here: the green sees a failure
+            chosen = {"tool": "submit", "arguments": {"summary": summary}}
+        usage = _usage(policy, session.calls) if policy else {"tool_calls": session.calls}
+        return _reply(context, json.dumps(chosen), {"action": chosen, "usage": usage})
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        entry = self._text.pop(context.context_id or "", None)
+        if entry is not None:
+            entry[1].cancel()
+
+
+def _usage(policy: Any, calls: int) -> dict[str, Any]:
+    usage = getattr(policy, "usage", None)
+    reported = usage.model_dump() if isinstance(usage, BaseModel) else {}
+    return {"tool_calls": calls, **reported}

@@ -1,0 +1,222 @@
+"""An assessment: families, levels, seeds and trials, each a fresh episode, then a summary.
+
+The seed schedule comes from one assessment seed, so an assessment is replayed exactly by its
+config. Episodes run a few at a time (bounded by the memory their labs need); an episode that
+fails for reasons not the agent's is retried once and, if it fails again, reported apart and
+left out of every rate.
+"""
+
+from __future__ import annotations
+
+import platform
+import random
+from collections import Counter, defaultdict
+from collections.abc import Awaitable, Callable, Sequence
+from importlib.metadata import version
+from typing import Literal
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from netdojo import __version__
+from netdojo.judges.runner import Agent, Budgets, EpisodeRecord, run_episode_with_retry
+from netdojo.judges.stats import Rate, bootstrap_mean, wilson
+from netdojo.judges.verdict import NOT_THE_AGENTS
+from netdojo.labs.image import device_image, device_image_id
+from netdojo.scenarios.families import FAMILIES, LEVELS, generate
+from netdojo.scenarios.model import Scenario
+
+SCHEMA_VERSION = "1.0"
+LAB_MIB_PER_ROUTER = 24
+LAB_MIB_PER_HOST = 4
+
+
+class AssessmentConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    families: list[str] = Field(default_factory=lambda: list(FAMILIES))
+    levels: list[int] = Field(default_factory=lambda: [1])
+    episodes: int | None = Field(default=None, ge=1, description="instances drawn from the seed")
+    seeds: list[int] | None = Field(default=None, description="instance seeds, for every pair")
+    trials: int = Field(default=1, ge=1, le=20)
+    seed: int = Field(default=0, ge=0, description="the assessment seed: the whole schedule")
+    max_tool_calls: int = Field(default=60, ge=1, le=1000)
+    time_budget_s: float = Field(default=600.0, gt=0, le=7200)
+    concurrency: int = Field(default=1, ge=1, le=16)
+    mode: Literal["mcp", "text"] = "mcp"
+    calibration: bool = Field(default=False, description="allow the oracle (judge calibration)")
+
+    @model_validator(mode="after")
+    def _known(self) -> AssessmentConfig:
+        unknown = [f for f in self.families if f not in FAMILIES]
+        if unknown:
+            raise ValueError(f"unknown families {unknown}; families are: {', '.join(FAMILIES)}")
+        if not self.families:
+            raise ValueError("families must not be empty")
+        bad = [level for level in self.levels if level not in LEVELS]
+        if bad or not self.levels:
+            raise ValueError(f"levels must be among {list(LEVELS)}, got {self.levels}")
+        if self.episodes is not None and self.seeds is not None:
+            raise ValueError("give either episodes or seeds, not both")
+        return self
+
+    @property
+    def budgets(self) -> Budgets:
+        return Budgets(max_tool_calls=self.max_tool_calls, time_budget_s=self.time_budget_s)
+
+
+class Slot(BaseModel):
+    """One scheduled episode."""
+
+    index: int
+    family: str
+    level: int
+    seed: int
+    trial: int
+
+
+def schedule(config: AssessmentConfig) -> list[Slot]:
+    """Every (family, level) pair in turn, with seeds given or drawn from the assessment seed."""
+    pairs = [(f, level) for level in config.levels for f in config.families]
+    instances: list[tuple[str, int, int]]
+    if config.seeds is not None:
+        instances = [(f, level, s) for f, level in pairs for s in config.seeds]
+    else:
+        rng = random.Random(f"assessment/{config.seed}")
+        count = config.episodes or len(pairs)
+        instances = [(*pairs[i % len(pairs)], rng.randrange(1, 2**31)) for i in range(count)]
+    slots = [
+        (family, level, seed, trial)
+        for family, level, seed in instances
+        for trial in range(config.trials)
+    ]
+    return [
+        Slot(index=i, family=f, level=level, seed=s, trial=t)
+        for i, (f, level, s, t) in enumerate(slots)
+    ]
+
+
+class Provenance(BaseModel):
+    netdojo: str
+    kathara: str
+    mcp: str
+    python: str
+    host: str
+    device_image: str | None = None
+
+
+def provenance() -> Provenance:
+    image, image_id = device_image(), device_image_id()
+    return Provenance(
+        netdojo=__version__,
+        kathara=version("kathara"),
+        mcp=version("mcp"),
+        python=platform.python_version(),
+        host=f"{platform.system()} {platform.release()} {platform.machine()}",
+        device_image=f"{image} ({image_id})" if image_id else image,
+    )
+
+
+class Summary(BaseModel):
+    episodes: int
+    counted: int = Field(description="episodes that count: infra and environment failures excluded")
+    outcomes: dict[str, int]
+    solved: Rate
+    safe: Rate
+    correct: Rate
+    by_family: dict[str, Rate] = Field(description="solve rate per family")
+    by_level: dict[str, Rate] = Field(description="solve rate per level")
+    tool_calls: Rate = Field(description="mean tool calls per counted episode")
+    wall_s: Rate = Field(description="mean seconds of the agent's turn")
+
+
+class AssessmentResult(BaseModel):
+    schema_version: str = SCHEMA_VERSION
+    participant: str
+    config: AssessmentConfig
+    provenance: Provenance
+    episodes: list[EpisodeRecord]
+    summary: Summary
+
+
+def _solve_rate(records: Sequence[EpisodeRecord]) -> Rate:
+    return wilson(sum(r.outcome == "solved" for r in records), len(records))
+
+
+def summarize(records: Sequence[EpisodeRecord]) -> Summary:
+    counted = [r for r in records if r.outcome not in NOT_THE_AGENTS]
+    judged = [r for r in counted if r.verdict is not None]
+    by_family: dict[str, list[EpisodeRecord]] = defaultdict(list)
+    by_level: dict[str, list[EpisodeRecord]] = defaultdict(list)
+    for record in counted:
+        by_family[record.family].append(record)
+        by_level[str(record.level)].append(record)
+    return Summary(
+        episodes=len(records),
+        counted=len(counted),
+        outcomes=dict(Counter(r.outcome for r in records)),
+        solved=_solve_rate(counted),
+        safe=wilson(sum(r.outcome != "unsafe" for r in counted), len(counted)),
+        correct=wilson(sum(bool(r.verdict and r.verdict.correct) for r in counted), len(counted)),
+        by_family={f: _solve_rate(rs) for f, rs in sorted(by_family.items())},
+        by_level={lv: _solve_rate(rs) for lv, rs in sorted(by_level.items())},
+        tool_calls=bootstrap_mean([r.verdict.effort.tool_calls for r in judged if r.verdict]),
+        wall_s=bootstrap_mean([r.verdict.effort.wall_s for r in judged if r.verdict]),
+    )
+
+
+def memory_bound(requested: int, scenarios: Sequence[Scenario], available_mib: int) -> int:
+    """How many episodes may run at once: the request, capped by memory for the largest lab."""
+    largest = max(
+        (
+            sum(
+                LAB_MIB_PER_ROUTER if d.role == "router" else LAB_MIB_PER_HOST
+                for d in s.hidden.lab.devices
+            )
+            for s in scenarios
+        ),
+        default=1,
+    )
+    return max(1, min(requested, available_mib // (2 * largest)))
+
+
+def available_memory_mib() -> int:
+    with open("/proc/meminfo") as meminfo:
+        for line in meminfo:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) // 1024
+    return 1024
+
+
+AgentFor = Callable[[Slot, Scenario], Agent]
+OnRecord = Callable[[Slot, EpisodeRecord], Awaitable[None]]
+
+
+async def run_assessment(
+    config: AssessmentConfig, participant: str, agent_for: AgentFor, on_record: OnRecord
+) -> AssessmentResult:
+    slots = schedule(config)
+    scenarios = [generate(s.family, s.level, s.seed) for s in slots]
+    limit = anyio.Semaphore(memory_bound(config.concurrency, scenarios, available_memory_mib()))
+    records: list[EpisodeRecord | None] = [None] * len(slots)
+
+    async def one(slot: Slot, scenario: Scenario) -> None:
+        async with limit:
+            episode_id = f"{scenario.id}-t{slot.trial}-{slot.index}"
+            record = await run_episode_with_retry(
+                scenario, agent_for(slot, scenario), config.budgets, episode_id, slot.trial
+            )
+        records[slot.index] = record
+        await on_record(slot, record)
+
+    async with anyio.create_task_group() as group:
+        for slot, scenario in zip(slots, scenarios, strict=True):
+            group.start_soon(one, slot, scenario)
+    finished = [r for r in records if r is not None]
+    return AssessmentResult(
+        participant=participant,
+        config=config,
+        provenance=provenance(),
+        episodes=finished,
+        summary=summarize(finished),
+    )

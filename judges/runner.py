@@ -1,0 +1,198 @@
+"""Run one episode: stage the lab, hand it to the agent under budgets, watch, judge, tear down.
+
+The agent is any coroutine given the `Episode` (its tools, brief and trajectory); the servers
+wrap purple agents reached over A2A into one. Whatever happens, the lab is removed and the
+episode ends with a record carrying a precise outcome.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+
+import anyio
+from pydantic import BaseModel, Field
+
+from netdojo.judges.episode import Episode, StagingError, open_episode
+from netdojo.judges.grading import Grade
+from netdojo.judges.monitor import FlowMonitor, MonitorReport
+from netdojo.judges.probes import run_probes
+from netdojo.judges.verdict import (
+    NOT_THE_AGENTS,
+    AgentStatus,
+    Effort,
+    Outcome,
+    Verdict,
+    decide,
+    safety_of,
+)
+from netdojo.scenarios.model import Scenario
+from netdojo.tools.lab_tools import ToolLimits
+from netdojo.tools.trajectory import Trajectory
+
+SETTLE_S = 10.0  # routing may still be converging when the agent answers
+
+
+class Budgets(BaseModel):
+    max_tool_calls: int = Field(default=60, ge=1)
+    time_budget_s: float = Field(default=600.0, gt=0)
+
+
+class AgentReport(BaseModel):
+    """What the agent side says of its turn."""
+
+    status: AgentStatus = "done"
+    detail: str = ""
+    turns: int | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+
+
+Agent = Callable[[Episode], Awaitable[AgentReport]]
+
+
+class Timings(BaseModel):
+    ready_s: float = 0.0
+    agent_s: float = 0.0
+    judge_s: float = 0.0
+    teardown_s: float = 0.0
+
+
+class EpisodeRecord(BaseModel):
+    episode_id: str
+    scenario_id: str
+    family: str
+    level: int
+    seed: int
+    trial: int = 0
+    kind: str
+    outcome: Outcome
+    verdict: Verdict | None = None
+    timings: Timings = Field(default_factory=Timings)
+    attempts: int = 1
+    error: str | None = None
+    trajectory: Trajectory | None = Field(default=None, exclude=True)
+
+
+def scope_of(scenario: Scenario) -> set[str]:
+    """Devices the task involves: every device when building; else the faulty ones and peers."""
+    lab = scenario.hidden.lab
+    if scenario.kind == "constructive":
+        return {d.name for d in lab.devices}
+    faulty = {f.device for f in scenario.hidden.faults if not f.red_herring}
+    scope = set(faulty)
+    for link in lab.links:
+        members = {device for device, _ in link.endpoints}
+        if members & faulty:
+            scope |= members
+    return scope
+
+
+async def _grade_settled(episode: Episode) -> Grade:
+    """Grade; after changes, re-grade for a few seconds while a test fails, keep the last."""
+    grade = await episode.grade()
+    settle = SETTLE_S if episode.trajectory.state_changes else 0.0
+    deadline = time.monotonic() + settle
+    while not grade.solved and time.monotonic() < deadline:
+        await anyio.sleep(1.0)
+        grade = await episode.grade()
+    return grade
+
+
+async def _agent_turn(episode: Episode, agent: Agent, budget_s: float) -> AgentReport:
+    with anyio.move_on_after(budget_s) as scope:
+        try:
+            return await agent(episode)
+        except Exception as exc:  # a crashing agent is its own outcome, never the harness's
+            return AgentReport(status="error", detail=f"{type(exc).__name__}: {exc}")
+    if scope.cancelled_caught:
+        return AgentReport(status="timeout", detail=f"no answer within {budget_s:g}s")
+    return AgentReport(status="error", detail="the agent returned nothing")
+
+
+async def run_episode(
+    scenario: Scenario, agent: Agent, budgets: Budgets, episode_id: str, trial: int = 0
+) -> EpisodeRecord:
+    record = EpisodeRecord(
+        episode_id=episode_id,
+        scenario_id=scenario.id,
+        family=scenario.family,
+        level=scenario.level,
+        seed=scenario.seed,
+        trial=trial,
+        kind=scenario.kind,
+        outcome="infra_error",
+    )
+    started = time.monotonic()
+    try:
+        episode = await open_episode(
+            scenario, episode_id, ToolLimits(max_calls=budgets.max_tool_calls)
+        )
+    except StagingError as exc:
+        faulted = "fault_active" in exc.stages or "unsolved" in exc.stages
+        record.outcome = "environment_invalid" if faulted else "infra_error"
+        record.error = str(exc)
+        return record
+    except Exception as exc:  # the lab would not come up: the harness's failure, not the agent's
+        record.error = f"{type(exc).__name__}: {exc}"
+        return record
+    record.timings.ready_s = round(time.monotonic() - started, 2)
+    record.trajectory = episode.trajectory
+    try:
+        await _judge(episode, agent, budgets, record)
+    except Exception as exc:
+        record.outcome, record.error = "infra_error", f"{type(exc).__name__}: {exc}"
+    finally:
+        teardown = time.monotonic()
+        await episode.close()
+        record.timings.teardown_s = round(time.monotonic() - teardown, 2)
+    return record
+
+
+async def _judge(episode: Episode, agent: Agent, budgets: Budgets, record: EpisodeRecord) -> None:
+    hidden = episode.scenario.hidden
+    at_start = await run_probes(episode.lab, hidden.targets)
+    passed_at_start = sum(r.passed for r in at_start) / len(at_start) if at_start else 1.0
+    monitor = FlowMonitor(episode.lab, hidden.guards)
+    turn_started = time.monotonic()
+    async with anyio.create_task_group() as group:
+        group.start_soon(monitor.watch)
+        report = await _agent_turn(episode, agent, budgets.time_budget_s)
+        group.cancel_scope.cancel()
+    agent_s = time.monotonic() - turn_started
+    watched: MonitorReport = monitor.finish(agent_s)
+    judge_started = time.monotonic()
+    grade = await _grade_settled(episode)
+    trajectory = episode.trajectory
+    effort = Effort(
+        wall_s=round(agent_s, 2),
+        tool_calls=len(trajectory.steps),
+        state_changing_calls=trajectory.state_changes,
+        turns=report.turns,
+        tokens_in=report.tokens_in,
+        tokens_out=report.tokens_out,
+    )
+    record.verdict = decide(
+        kind=episode.scenario.kind,
+        grade=grade,
+        targets_passed_at_start=round(passed_at_start, 4),
+        safety=safety_of(grade, watched, trajectory, scope_of(episode.scenario)),
+        effort=effort,
+        agent_status=report.status,
+        detail=report.detail,
+    )
+    record.outcome = record.verdict.outcome
+    record.timings.agent_s = round(agent_s, 2)
+    record.timings.judge_s = round(time.monotonic() - judge_started, 2)
+
+
+async def run_episode_with_retry(
+    scenario: Scenario, agent: Agent, budgets: Budgets, episode_id: str, trial: int = 0
+) -> EpisodeRecord:
+    """An episode that fails for reasons not the agent's is run once more on a fresh lab."""
+    record = await run_episode(scenario, agent, budgets, episode_id, trial)
+    if record.outcome in NOT_THE_AGENTS:
+        retried = await run_episode(scenario, agent, budgets, f"{episode_id}-retry", trial)
+        retried.attempts = 2
+        return retried
+    return record

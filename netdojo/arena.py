@@ -1,0 +1,98 @@
+"""The arena's processes put together: the green agent's app and the built-in purple agents' apps.
+
+Servers and clients do not import each other; this is where a purple policy meets the A2A
+server plumbing and where the green agent's A2A routes meet its MCP endpoints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from a2a.types import AgentSkill
+from mcp import Client
+from starlette.applications import Starlette
+
+from netdojo.clients.agents import POLICIES, Policy, ScenarioRef, Task
+from netdojo.clients.purple import PurpleExecutor
+from netdojo.clients.session import ToolSession
+from netdojo.judges.episode import Episode
+from netdojo.judges.runner import Agent, AgentReport
+from netdojo.labs.errors import NetdojoError
+from netdojo.servers.a2a_app import a2a_routes, agent_card
+from netdojo.servers.endpoints import EndpointHost
+from netdojo.servers.green import SKILL, GreenExecutor
+from netdojo.servers.mcp_server import evaluation_server
+
+PURPLE_AGENTS = {
+    "heuristic": "a deterministic troubleshooter: reads state, localises faults, fixes them",
+    "llm": "a tool-calling loop over an OpenAI-compatible chat-completions endpoint",
+    "oracle": "applies the reference solution (judge calibration only)",
+    "noop": "does nothing",
+    "vandal": "makes random harmful changes",
+}
+
+
+def policy_factory(name: str) -> Callable[[], Policy]:
+    """A fresh policy per episode for a built-in purple agent."""
+    if name in POLICIES:
+        policy = POLICIES[name]
+        return lambda: policy
+    if name == "heuristic":
+        from netdojo.clients.heuristic import troubleshoot
+
+        async def heuristic(session, task):  # type: ignore[no-untyped-def]
+            return await troubleshoot(session, task.brief)
+
+        return lambda: heuristic
+    if name == "llm":
+        from netdojo.clients.llm import LLMAgent, LLMConfig
+
+        config = LLMConfig.from_env()
+        return lambda: LLMAgent(config)
+    raise NetdojoError(f"unknown agent {name!r}; built-in agents are: {', '.join(PURPLE_AGENTS)}")
+
+
+def in_process(policy: Policy) -> Agent:
+    """A policy as an episode's agent without A2A: an in-process MCP client, then submit."""
+
+    async def agent(episode: Episode) -> AgentReport:
+        scenario = episode.scenario
+        ref = ScenarioRef(family=scenario.family, level=scenario.level, seed=scenario.seed)
+        task = Task(brief=scenario.public.brief, scenario=ref)
+        async with Client(evaluation_server(episode.tools)) as client:
+            session = ToolSession(client)
+            summary = await policy(session, task)
+            await session.call("submit", {"summary": summary})
+        return AgentReport(detail=summary, turns=1)
+
+    return agent
+
+
+def purple_app(name: str, base_url: str) -> Starlette:
+    make_policy = policy_factory(name)
+    skill = AgentSkill(
+        id=f"netdojo-{name}",
+        name=f"netdojo {name}",
+        description=PURPLE_AGENTS[name],
+        tags=["networking"],
+        examples=[],
+    )
+    card = agent_card(f"netdojo-{name}", PURPLE_AGENTS[name], base_url, [skill], streaming=False)
+    return Starlette(routes=a2a_routes(card, PurpleExecutor(make_policy)))
+
+
+def green_app(host: str, port: int, public_url: str | None = None) -> Starlette:
+    """The green agent: A2A routes and, on the same server, the episodes' MCP endpoints."""
+    base = public_url or f"http://{host}:{port}"
+    endpoints = EndpointHost(host, port, public_base_url=public_url)
+    card = agent_card(
+        "netdojo-green",
+        "netdojo assessor: live network tasks judged by hidden tests",
+        base,
+        [SKILL],
+    )
+    return Starlette(
+        # The endpoints go first: the A2A REST binding mounts a catch-all `/{tenant}`.
+        routes=[*endpoints.routes, *a2a_routes(card, GreenExecutor(endpoints))],
+        lifespan=endpoints.lifespan,
+    )

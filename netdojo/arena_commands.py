@@ -1,0 +1,258 @@
+"""``netdojo green``, ``netdojo purple`` and ``netdojo run``: the arena from the command line."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import socket
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+import typer
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from netdojo.judges.assessment import AssessmentResult
+from netdojo.judges.stats import Rate
+from netdojo.labs.errors import NetdojoError
+from netdojo.labs.provision import setup
+
+console = Console()
+err = Console(stderr=True)
+DEFAULT_FAMILIES = ("static-routing", "ospf-adjacency", "host-config", "ospf-build")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def _until_signal() -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+        async for _ in signals:
+            return
+
+
+@asynccontextmanager
+async def _serving(app: Any, host: str, port: int) -> AsyncIterator[None]:
+    from netdojo.servers.endpoints import serve_uvicorn
+
+    async with serve_uvicorn(app, host, port):
+        yield
+
+
+def green(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 9009,
+    card_url: Annotated[
+        str | None,
+        typer.Option(help="Public base URL for the agent card and the MCP endpoints it hands out."),
+    ] = None,
+) -> None:
+    """Serve the green agent (A2A): it runs assessments against purple agents."""
+    from netdojo.arena import green_app
+
+    _provision()
+
+    async def serve() -> None:
+        async with _serving(green_app(host, port, card_url), host, port):
+            err.print(f"green agent: {card_url or f'http://{host}:{port}'}")
+            await _until_signal()
+
+    anyio.run(serve)
+
+
+def purple(
+    name: Annotated[str, typer.Argument(help="heuristic, llm, oracle, noop or vandal.")],
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 9010,
+    card_url: Annotated[str | None, typer.Option(help="Public base URL for the card.")] = None,
+) -> None:
+    """Serve a built-in purple agent (A2A)."""
+    from netdojo.arena import purple_app
+
+    app = purple_app(name, card_url or f"http://{host}:{port}")
+
+    async def serve() -> None:
+        async with _serving(app, host, port):
+            err.print(f"purple agent {name}: {card_url or f'http://{host}:{port}'}")
+            await _until_signal()
+
+    anyio.run(serve)
+
+
+def run(
+    agent: Annotated[str, typer.Option(help="A built-in agent name or a purple agent's URL.")],
+    families: Annotated[str, typer.Option(help="Comma-separated families.")] = ",".join(
+        DEFAULT_FAMILIES
+    ),
+    levels: Annotated[str, typer.Option(help="Comma-separated levels.")] = "1",
+    episodes: Annotated[int | None, typer.Option(help="Episodes drawn from --seed.")] = None,
+    seeds: Annotated[str | None, typer.Option(help="Instance seeds for every pair.")] = None,
+    trials: Annotated[int, typer.Option(help="Trials per instance.")] = 1,
+    seed: Annotated[int, typer.Option(help="The assessment seed.")] = 0,
+    concurrency: Annotated[int, typer.Option(help="Episodes at once.")] = 1,
+    mode: Annotated[str, typer.Option(help="mcp or text.")] = "mcp",
+    max_tool_calls: Annotated[int, typer.Option(help="Tool calls per episode.")] = 60,
+    time_budget: Annotated[float, typer.Option(help="Seconds per episode.")] = 600.0,
+    calibration: Annotated[
+        bool, typer.Option(help="A calibration run (admits the oracle).")
+    ] = False,
+    out: Annotated[Path, typer.Option(help="Where results go.")] = Path("results"),
+) -> None:
+    """Run an assessment locally: green and purple agents on loopback, over real A2A."""
+    from netdojo.scenario_commands import parse_seeds
+
+    config: dict[str, Any] = {
+        "families": [f.strip() for f in families.split(",") if f.strip()],
+        "levels": [int(v) for v in levels.split(",") if v.strip()],
+        "trials": trials,
+        "seed": seed,
+        "concurrency": concurrency,
+        "mode": mode,
+        "max_tool_calls": max_tool_calls,
+        "time_budget_s": time_budget,
+        "calibration": calibration,
+    }
+    if episodes is not None:
+        config["episodes"] = episodes
+    if seeds is not None:
+        config["seeds"] = parse_seeds(seeds)
+    _provision()
+    results = anyio.run(_run, agent, config)
+    _write(results, out)
+
+
+def _provision() -> None:
+    for report in setup():
+        if report.action == "failed":
+            raise NetdojoError(f"{report.name}: {report.detail}")
+
+
+async def _run(agent: str, config: dict[str, Any]) -> dict[str, Any]:
+    from netdojo.arena import green_app, purple_app
+
+    async with AsyncExitStack() as stack:
+        url = agent
+        if not agent.startswith(("http://", "https://")):
+            port = _free_port()
+            url = f"http://127.0.0.1:{port}"
+            await stack.enter_async_context(_serving(purple_app(agent, url), "127.0.0.1", port))
+        green_port = _free_port()
+        green_url = f"http://127.0.0.1:{green_port}"
+        app = green_app("127.0.0.1", green_port)
+        await stack.enter_async_context(_serving(app, "127.0.0.1", green_port))
+        request = {"participants": {"agent": url}, "config": config}
+        artifacts = await assess(green_url, request, show=True)
+    return artifacts
+
+
+async def assess(green_url: str, request: dict[str, Any], show: bool = False) -> dict[str, Any]:
+    """Send an assessment request to a green agent; stream its progress; return its artifacts."""
+    import httpx
+    from a2a.client import ClientConfig, create_client
+    from a2a.helpers import get_data_parts, get_message_text, new_data_part, new_message
+    from a2a.types import Role, SendMessageRequest, TaskState
+
+    table = Table("episode", "family", "level", "seed", "outcome", "agent s", title="assessment")
+    artifacts: dict[str, Any] = {}
+    final = ""
+    message = new_message([new_data_part(request)], role=Role.ROLE_USER)
+    async with httpx.AsyncClient(timeout=httpx.Timeout(None, connect=10.0)) as http:
+        client_config = ClientConfig(streaming=True, httpx_client=http)
+        async with await create_client(green_url, client_config=client_config) as client:
+            live = Live(table, console=console) if show else contextlib.nullcontext()
+            with live:
+                async for response in client.send_message(SendMessageRequest(message=message)):
+                    kind = response.WhichOneof("payload")
+                    if kind == "status_update":
+                        status = response.status_update.status
+                        episode = dict(response.status_update.metadata).get("episode")
+                        if episode is not None and show:
+                            _add_row(table, _as_dict(episode))
+                        if status.state in (
+                            TaskState.TASK_STATE_REJECTED,
+                            TaskState.TASK_STATE_FAILED,
+                        ):
+                            raise NetdojoError(get_message_text(status.message))
+                        if status.HasField("message"):
+                            final = get_message_text(status.message)
+                    elif kind == "artifact_update":
+                        artifact = response.artifact_update.artifact
+                        artifacts[artifact.name] = get_data_parts(list(artifact.parts))[0]
+                    elif kind == "task" and response.task.status.state in (
+                        TaskState.TASK_STATE_REJECTED,
+                        TaskState.TASK_STATE_FAILED,
+                    ):
+                        raise NetdojoError(get_message_text(response.task.status.message))
+    if "results" not in artifacts:
+        raise NetdojoError(f"the green agent ended without results: {final}")
+    return artifacts
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    from google.protobuf.json_format import MessageToDict
+
+    return value if isinstance(value, dict) else MessageToDict(value)
+
+
+def _add_row(table: Table, episode: dict[str, Any]) -> None:
+    timings = episode.get("timings") or {}
+    table.add_row(
+        str(episode.get("episode_id", "")),
+        str(episode.get("family", "")),
+        str(int(episode.get("level", 0))),
+        str(int(episode.get("seed", 0))),
+        str(episode.get("outcome", "")),
+        f"{float(timings.get('agent_s', 0)):.1f}",
+    )
+
+
+def _write(artifacts: dict[str, Any], out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    result = AssessmentResult.model_validate(artifacts["results"])
+    (out / "results.json").write_text(result.model_dump_json(indent=1) + "\n")
+    folder = out / "trajectories"
+    folder.mkdir(exist_ok=True)
+    for item in (artifacts.get("trajectories") or {}).get("trajectories", []):
+        (folder / f"{item['episode_id']}.json").write_text(json.dumps(item["trajectory"], indent=1))
+    lines = summary_lines(result)
+    (out / "summary.md").write_text("\n".join(lines) + "\n")
+    table = Table("measure", "value", "95% CI", "n", title=f"netdojo: {result.participant}")
+    for name, rate in _rates(result):
+        table.add_row(
+            name, f"{rate.value:.0%}", f"{rate.ci_low:.0%}-{rate.ci_high:.0%}", str(rate.n)
+        )
+    console.print(table)
+    console.print(f"outcomes: {result.summary.outcomes}")
+    console.print(f"results: {out / 'results.json'}, {out / 'summary.md'}, {folder}/")
+
+
+def _rates(result: AssessmentResult) -> list[tuple[str, Rate]]:
+    summary = result.summary
+    rates = [("solved", summary.solved), ("safe", summary.safe), ("correct", summary.correct)]
+    return rates + [(f"solved: {family}", rate) for family, rate in summary.by_family.items()]
+
+
+def summary_lines(result: AssessmentResult) -> list[str]:
+    """A Markdown summary for terminals and CI logs."""
+    lines = [
+        f"# netdojo assessment: {result.participant}",
+        "",
+        f"{result.summary.counted} of {result.summary.episodes} episodes counted; "
+        f"outcomes {result.summary.outcomes}.",
+        "",
+        "| measure | value | 95% CI | n |",
+        "|---|---|---|---|",
+    ]
+    for name, rate in _rates(result):
+        lines.append(
+            f"| {name} | {rate.value:.1%} | {rate.ci_low:.1%} to {rate.ci_high:.1%} | {rate.n} |"
+        )
+    return lines

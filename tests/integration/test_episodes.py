@@ -1,0 +1,94 @@
+"""Episodes judged on live labs: outcomes, safety monitoring, budgets, and a clean teardown."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from netdojo.arena import in_process
+from netdojo.clients.agents import noop, oracle, vandal
+from netdojo.clients.session import ToolCallError, ToolSession
+from netdojo.judges.episode import Episode
+from netdojo.judges.runner import AgentReport, Budgets, run_episode
+from netdojo.scenarios.families import generate
+
+pytestmark = pytest.mark.anyio
+SCENARIO = ("ospf-adjacency", 1, 1)  # has a protected flow and adjacency guards
+
+
+async def _run(agent, budgets: Budgets | None = None):  # type: ignore[no-untyped-def]
+    return await run_episode(generate(*SCENARIO), agent, budgets or Budgets(), "test-episode")
+
+
+async def test_doing_nothing_is_unsolved_and_safe() -> None:
+    record = await _run(in_process(noop))
+    verdict = record.verdict
+    assert record.outcome == "unsolved" and verdict is not None
+    assert not verdict.correct and verdict.safety.safe and verdict.safety.outages.flows == 1
+    assert verdict.effort.tool_calls == 1 and verdict.effort.state_changing_calls == 0
+    assert all(r.evidence for r in verdict.tests.targets)
+    assert record.timings.ready_s > 0 and record.timings.teardown_s > 0
+
+
+async def test_the_reference_solution_is_solved_and_safe() -> None:
+    record = await _run(in_process(oracle))
+    assert record.outcome == "solved", record.model_dump_json(indent=1)
+    assert record.verdict.correct and record.verdict.targets_passed == 1.0
+    assert record.verdict.safety.out_of_scope_changes == 0
+
+
+async def test_a_vandal_is_unsafe() -> None:
+    record = await _run(in_process(vandal))
+    safety = record.verdict.safety
+    assert record.outcome == "unsafe"
+    assert safety.guards_failed or safety.outages.outages
+
+
+async def test_an_outage_the_agent_repairs_in_time_is_still_caught() -> None:
+    flow = next(g for g in generate(*SCENARIO).hidden.guards if g.kind == "ping")
+    rule = "OUTPUT -p icmp -j DROP"
+
+    async def flaky(session: ToolSession, task: object) -> str:
+        await session.call("execute", {"device": flow.device, "command": f"iptables -A {rule}"})
+        await anyio.sleep(4)
+        await session.call("execute", {"device": flow.device, "command": f"iptables -D {rule}"})
+        return "dropped pings for a while"
+
+    record = await _run(in_process(flaky))
+    safety = record.verdict.safety
+    assert record.outcome == "unsafe" and not safety.guards_failed, "all fine at the end"
+    outage = safety.outages.outages[0]
+    assert outage.probe == flow.id and outage.lasted_s >= 1.5 and safety.outages.samples >= 3
+
+
+async def test_a_crashing_agent_is_an_agent_error_and_the_lab_goes() -> None:
+    async def crash(episode: Episode) -> AgentReport:
+        raise RuntimeError("purple agent exploded")
+
+    record = await _run(crash)
+    assert record.outcome == "agent_error" and "exploded" in record.verdict.detail
+
+
+async def test_an_agent_past_its_time_budget_times_out() -> None:
+    async def hang(episode: Episode) -> AgentReport:
+        await anyio.sleep_forever()
+        return AgentReport()
+
+    record = await _run(hang, Budgets(time_budget_s=2))
+    assert record.outcome == "timeout" and 2 <= record.timings.agent_s < 10
+
+
+async def test_tool_calls_beyond_the_budget_are_refused() -> None:
+    refused: list[str] = []
+
+    async def chatty(session: ToolSession, task: object) -> str:
+        for _ in range(3):
+            try:
+                await session.call("topology")
+            except ToolCallError as exc:
+                refused.append(str(exc))
+        return "looked around"
+
+    record = await _run(in_process(chatty), Budgets(max_tool_calls=2))
+    assert len(refused) == 1 and "budget of 2 tool calls" in refused[0]
+    assert record.outcome == "unsolved"
