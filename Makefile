@@ -20,7 +20,7 @@ setup: $(STAMP)
 	$(BIN)/netdojo setup
 
 demo: setup
-	$(BIN)/netdojo demo
+	$(BIN)/netdojo run --agent heuristic --episodes 8 --concurrency 2 --out results/demo
 
 test: setup
 	$(BIN)/ruff check .

@@ -271,7 +271,7 @@ class GreenExecutor(AgentExecutor):
         try:
             request = parse_request(message)
             role, url = next(iter(request.participants.items()))
-            await self._admit(url, request.config)
+            name = await self._admit(url, request.config)
         except (ValidationError, ValueError) as exc:
             await updater.reject(message=say(f"bad assessment request: {_problems(exc)}"))
             return
@@ -293,7 +293,7 @@ class GreenExecutor(AgentExecutor):
             )
 
         await updater.start_work(message=say(f"assessing {role} at {url}"))
-        result = await run_assessment(config, url, agent_for, on_record)
+        result = await run_assessment(config, f"{name} ({url})", agent_for, on_record)
         trajectories = [
             {"episode_id": r.episode_id, "trajectory": r.trajectory.model_dump(mode="json")}
             for r in result.episodes
@@ -313,8 +313,9 @@ class GreenExecutor(AgentExecutor):
             )
         )
 
-    async def _admit(self, url: str, config: AssessmentConfig) -> None:
-        """The oracle reads the answers: it may only take part in a calibration run."""
+    async def _admit(self, url: str, config: AssessmentConfig) -> str:
+        """The agent's name from its card; the oracle reads the answers, so it may only take
+        part in a calibration run."""
         async with httpx.AsyncClient(timeout=10.0) as http:
             try:
                 card = (await http.get(f"{url.rstrip('/')}/.well-known/agent-card.json")).json()
@@ -322,6 +323,7 @@ class GreenExecutor(AgentExecutor):
                 raise ValueError(f"cannot read the agent card at {url}: {exc}") from None
         if card.get("name") == ORACLE_NAME and not config.calibration:
             raise ValueError("the oracle takes part only when config.calibration is true")
+        return str(card.get("name") or "agent")
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         await TaskUpdater(event_queue, context.task_id or "", context.context_id or "").cancel()
