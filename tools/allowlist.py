@@ -35,14 +35,19 @@ class CommandRefused(ValueError):
         super().__init__(f"refused: {reason}. Allowed forms: {'; '.join(self.forms)}")
 
 
+def split_words(text: str, refusal: type[CommandRefused], what: str = "command") -> list[str]:
+    """Split ``text`` into words as a shell would, without ever running one."""
+    if any(c in text for c in "\x00\n\r"):
+        raise refusal(f"control characters are not allowed in a {what}")
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise refusal(f"cannot parse the {what} ({exc})") from None
+
+
 def parse_command(command: str) -> list[str]:
     """Split ``command`` with shlex and check it against the allowlist; returns the argv."""
-    if "\x00" in command or "\n" in command:
-        raise CommandRefused("control characters are not allowed")
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise CommandRefused(f"cannot parse the command ({exc})") from None
+    argv = split_words(command, CommandRefused)
     if not argv:
         raise CommandRefused("empty command")
     forbidden = FORBIDDEN_WORDS.intersection(argv)

@@ -5,13 +5,12 @@ from __future__ import annotations
 import io
 import logging
 import re
-import shlex
 from functools import cache
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from netdojo.tools.allowlist import CommandRefused
+from netdojo.tools.allowlist import CommandRefused, split_words
 
 MAX_SECONDS = 30.0
 MAX_PACKETS = 200
@@ -49,12 +48,7 @@ def tcpdump_argv(interface: str, filter_expression: str, max_packets: int, path:
     """The tcpdump argv; the filter is split into words after `--`, never into options."""
     if not _INTERFACE.match(interface):
         raise CaptureRefused(f"interface {interface!r} is not a device interface")
-    if any(c in filter_expression for c in "\x00\n\r"):
-        raise CaptureRefused("control characters are not allowed in a filter")
-    try:
-        words = shlex.split(filter_expression)
-    except ValueError as exc:
-        raise CaptureRefused(f"cannot parse the filter ({exc})") from None
+    words = split_words(filter_expression, CaptureRefused, "filter")
     if any(w.startswith("-") for w in words):
         raise CaptureRefused("the filter may not contain tcpdump options")
     return [

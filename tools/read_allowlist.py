@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from netdojo.tools.allowlist import CommandRefused
+from netdojo.tools.allowlist import CommandRefused, split_words
 
 READ_FORMS = (
     "show ... (any FRR show command, without `|` filters)",
@@ -79,12 +78,7 @@ class ReadRefused(CommandRefused):
 
 def parse_read(command: str) -> ReadCommand:
     """Check ``command`` against the read-only allowlist; returns what to run."""
-    if any(c in command for c in "\x00\n\r"):
-        raise ReadRefused("control characters are not allowed")
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise ReadRefused(f"cannot parse the command ({exc})") from None
+    argv = split_words(command, ReadRefused)
     if not argv:
         raise ReadRefused("empty command")
     program = argv[0]
