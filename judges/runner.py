@@ -16,7 +16,6 @@ from pydantic import BaseModel, Field
 from netdojo.judges.episode import Episode, StagingError, open_episode
 from netdojo.judges.grading import Grade
 from netdojo.judges.monitor import FlowMonitor, MonitorReport
-from netdojo.judges.probes import run_probes
 from netdojo.judges.verdict import (
     NOT_THE_AGENTS,
     AgentStatus,
@@ -151,8 +150,10 @@ async def run_episode(
 
 async def _judge(episode: Episode, agent: Agent, budgets: Budgets, record: EpisodeRecord) -> None:
     hidden = episode.scenario.hidden
-    at_start = await run_probes(episode.lab, hidden.targets)
-    passed_at_start = sum(r.passed for r in at_start) / len(at_start) if at_start else 1.0
+    staged = list(episode.stages.values())[-1]  # its probes include every target
+    passing = set(staged.passed)
+    targets = hidden.targets
+    passed_at_start = sum(t.id in passing for t in targets) / len(targets) if targets else 1.0
     monitor = FlowMonitor(episode.lab, hidden.guards)
     turn_started = time.monotonic()
     async with anyio.create_task_group() as group:

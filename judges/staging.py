@@ -29,6 +29,7 @@ class StageResult(BaseModel):
     seconds: float
     detail: str = ""
     failed: list[ProbeResult] = Field(default_factory=list)
+    passed: list[str] = Field(default_factory=list, description="tests that held, when it ended")
 
 
 Stages = dict[str, StageResult]
@@ -42,7 +43,11 @@ async def poll(lab: LiveLab, probes: list[Probe], holds: Condition, deadline: fl
     while True:
         results = await run_probes(lab, probes)
         if holds(results):
-            return StageResult(ok=True, seconds=round(time.monotonic() - started, 2))
+            return StageResult(
+                ok=True,
+                seconds=round(time.monotonic() - started, 2),
+                passed=[r.id for r in results if r.passed],
+            )
         if time.monotonic() - started > deadline:
             break
         await anyio.sleep(POLL_S)
