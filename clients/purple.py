@@ -79,7 +79,7 @@ class PurpleExecutor(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         message = context.message
         assert message is not None
-        if context.context_id in self._text:
+        if (context.context_id or "") in self._text:
             reply = await self._continue(context, _data(message, RESULT_KEY) or {})
         else:
             try:
@@ -113,11 +113,11 @@ class PurpleExecutor(AgentExecutor):
         session = TextSession()
         policy = self.make_policy()
         running = asyncio.create_task(policy(session, task))  # type: ignore[arg-type]
-        self._text[context.context_id] = (session, running)
+        self._text[context.context_id or ""] = (session, running)
         return await self._next_action(context, session, running, policy)
 
     async def _continue(self, context: RequestContext, result: dict[str, Any]) -> Message:
-        session, running = self._text[context.context_id]
+        session, running = self._text[context.context_id or ""]
         await session.results.put(result)
         return await self._next_action(context, session, running, None)
 
@@ -134,7 +134,7 @@ class PurpleExecutor(AgentExecutor):
             chosen = action.result()
         else:
             action.cancel()
-            del self._text[context.context_id]
+            del self._text[context.context_id or ""]
             summary = running.result()  # a crashed policy raises here: the green sees a failure
             chosen = {"tool": "submit", "arguments": {"summary": summary}}
         usage = _usage(policy, session.calls) if policy else {"tool_calls": session.calls}

@@ -117,9 +117,9 @@ def spec_problems(spec: LabSpec) -> list[str]:
                 problems.append(
                     f"device {dev.name!r}: file path {path!r} must be absolute, without '..'"
                 )
-        for key in dev.sysctls:
-            if not _SYSCTL_RE.match(key):
-                problems.append(f"device {dev.name!r}: sysctl {key!r} must be a net.* key")
+        for sysctl in dev.sysctls:
+            if not _SYSCTL_RE.match(sysctl):
+                problems.append(f"device {dev.name!r}: sysctl {sysctl!r} must be a net.* key")
     link_names = [link.name for link in spec.links]
     for name, count in Counter(link_names).items():
         if count > 1:

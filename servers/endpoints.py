@@ -29,7 +29,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 PATH = "/episodes/{key}/mcp"
-GRACEFUL_S = 3.0  # requests still running at shutdown (a hung agent) are cut after this
+GRACEFUL_S = 3  # requests still running at shutdown (a hung agent) are cut after this
 
 
 @dataclass

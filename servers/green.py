@@ -194,7 +194,7 @@ def text_agent(url: str, config: AssessmentConfig) -> Agent:
             instructions = (
                 f"{episode.scenario.public.brief}\n\nReply with exactly one JSON action per "
                 'message: {"tool": "<name>", "arguments": {...}}. Tools: '
-                + ", ".join(t["name"] for t in listed)
+                + ", ".join(str(t["name"]) for t in listed)
                 + '. Finish with {"tool": "submit", "arguments": {"summary": "..."}}.'
             )
             handoff = _handoff(episode, config.calibration, mode="text", tools=listed)

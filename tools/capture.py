@@ -71,7 +71,7 @@ def decode_pcap(data: bytes) -> list[PacketSummary]:
         return []
     read: list[Any] = []
     try:
-        with PcapReader(io.BytesIO(data)) as reader:
+        with PcapReader(io.BytesIO(data)) as reader:  # type: ignore[arg-type]  # takes files too
             read.extend(reader)
     except (Scapy_Exception, EOFError, ValueError):
         pass  # a cut-off capture: keep the packets read so far
