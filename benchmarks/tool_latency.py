@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import statistics
 import time
 from datetime import UTC, datetime
@@ -35,8 +34,9 @@ from netdojo import __version__
 from netdojo.labs.runtime import deploy_lab
 from netdojo.labs.samples import ospf_converged, ospf_ring
 from netdojo.scenarios.model import DeviceFacts, InterfaceFacts, PublicHalf
-from netdojo.servers.endpoints import EndpointHost, serve_uvicorn
+from netdojo.servers.endpoints import EndpointHost
 from netdojo.servers.mcp_server import evaluation_server
+from netdojo.servers.serving import free_port, serve_uvicorn
 from netdojo.tools.lab_tools import LabTools
 from netdojo.tools.read_allowlist import parse_read
 from netdojo.tools.trajectory import Trajectory
@@ -61,12 +61,6 @@ def _public(spec: Any) -> PublicHalf:
     return PublicHalf(brief="benchmark", devices=devices, links=links)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def _timed(call: Any) -> float:
     started = time.perf_counter()
     await call
@@ -80,7 +74,7 @@ async def run(routers: int, calls: int) -> dict[str, Any]:
         tools = LabTools(lab, _public(spec), Trajectory(episode="bench"))
         server = evaluation_server(tools)
         container = lab._container("r1")
-        port = _free_port()
+        port = free_port()
         host = EndpointHost("127.0.0.1", port)
         async with serve_uvicorn(host.app, "127.0.0.1", port):
             endpoint = await host.add("bench", server)

@@ -189,3 +189,12 @@ def setup(
         if report.action == "failed":
             break
     return reports
+
+
+def require(on_end: Callable[[StepReport], None] = lambda _report: None) -> list[StepReport]:
+    """`setup`, for commands that need labs: the first failed step is an error."""
+    reports = setup(on_end=on_end)
+    failed = next((r for r in reports if r.action == "failed"), None)
+    if failed is not None:
+        raise NetdojoError(f"{failed.name}: {failed.detail}")
+    return reports

@@ -40,7 +40,7 @@ def policy_factory(name: str) -> Callable[[], Policy]:
     if name == "heuristic":
         from netdojo.clients.heuristic import troubleshoot
 
-        async def heuristic(session, task):  # type: ignore[no-untyped-def]
+        async def heuristic(session: ToolSession, task: Task) -> str:
             return await troubleshoot(session, task.brief)
 
         return lambda: heuristic

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import signal
-import socket
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,31 +17,12 @@ from rich.table import Table
 from netdojo.judges.assessment import AssessmentResult
 from netdojo.judges.stats import Rate
 from netdojo.labs.errors import NetdojoError
-from netdojo.labs.provision import setup
+from netdojo.labs.provision import require
+from netdojo.servers.serving import free_port, serve_uvicorn, until_signal
 
 console = Console()
 err = Console(stderr=True)
 DEFAULT_FAMILIES = ("static-routing", "ospf-adjacency", "host-config", "ospf-build")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-async def _until_signal() -> None:
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
-        async for _ in signals:
-            return
-
-
-@asynccontextmanager
-async def _serving(app: Any, host: str, port: int) -> AsyncIterator[None]:
-    from netdojo.servers.endpoints import serve_uvicorn
-
-    async with serve_uvicorn(app, host, port):
-        yield
 
 
 def green(
@@ -58,12 +36,12 @@ def green(
     """Serve the green agent (A2A): it runs assessments against purple agents."""
     from netdojo.arena import green_app
 
-    _provision()
+    require()
 
     async def serve() -> None:
-        async with _serving(green_app(host, port, card_url), host, port):
+        async with serve_uvicorn(green_app(host, port, card_url), host, port):
             err.print(f"green agent: {card_url or f'http://{host}:{port}'}")
-            await _until_signal()
+            await until_signal()
 
     anyio.run(serve)
 
@@ -80,9 +58,9 @@ def purple(
     app = purple_app(name, card_url or f"http://{host}:{port}")
 
     async def serve() -> None:
-        async with _serving(app, host, port):
+        async with serve_uvicorn(app, host, port):
             err.print(f"purple agent {name}: {card_url or f'http://{host}:{port}'}")
-            await _until_signal()
+            await until_signal()
 
     anyio.run(serve)
 
@@ -124,15 +102,9 @@ def run(
         config["episodes"] = episodes
     if seeds is not None:
         config["seeds"] = parse_seeds(seeds)
-    _provision()
+    require()
     results = anyio.run(_run, agent, config)
     _write(results, out)
-
-
-def _provision() -> None:
-    for report in setup():
-        if report.action == "failed":
-            raise NetdojoError(f"{report.name}: {report.detail}")
 
 
 async def _run(agent: str, config: dict[str, Any]) -> dict[str, Any]:
@@ -141,13 +113,15 @@ async def _run(agent: str, config: dict[str, Any]) -> dict[str, Any]:
     async with AsyncExitStack() as stack:
         url = agent
         if not agent.startswith(("http://", "https://")):
-            port = _free_port()
+            port = free_port()
             url = f"http://127.0.0.1:{port}"
-            await stack.enter_async_context(_serving(purple_app(agent, url), "127.0.0.1", port))
-        green_port = _free_port()
+            await stack.enter_async_context(
+                serve_uvicorn(purple_app(agent, url), "127.0.0.1", port)
+            )
+        green_port = free_port()
         green_url = f"http://127.0.0.1:{green_port}"
         app = green_app("127.0.0.1", green_port)
-        await stack.enter_async_context(_serving(app, "127.0.0.1", green_port))
+        await stack.enter_async_context(serve_uvicorn(app, "127.0.0.1", green_port))
         request = {"participants": {"agent": url}, "config": config}
         artifacts = await assess(green_url, request, show=True)
     return artifacts

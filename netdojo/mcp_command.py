@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,8 +14,7 @@ import anyio
 import typer
 from rich.console import Console
 
-from netdojo.labs.errors import NetdojoError
-from netdojo.labs.provision import setup
+from netdojo.labs.provision import StepReport, require
 from netdojo.scenarios.families import check_choice, generate
 
 if TYPE_CHECKING:
@@ -52,17 +50,14 @@ def mcp(
     """Serve netdojo's tools over MCP: practice mode, or one episode with --family."""
     if family is not None:
         check_choice(family, level, seed)
-    _provision()
+    require(on_end=_report_done)
     token = token or os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
     anyio.run(_serve, family, level, seed, http, host, port, token, idle_minutes, trajectory)
 
 
-def _provision() -> None:
-    for report in setup():
-        if report.action == "failed":
-            raise NetdojoError(f"{report.name}: {report.detail}")
-        if report.action == "done":
-            err.print(f"[dim]{report.name}: {report.detail}[/]")
+def _report_done(report: StepReport) -> None:
+    if report.action == "done":
+        err.print(f"[dim]{report.name}: {report.detail}[/]")
 
 
 async def _serve(
@@ -111,14 +106,15 @@ async def _serve(
 
 
 async def _cancel_on_signal(scope: anyio.CancelScope) -> None:
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
-        async for _ in signals:
-            scope.cancel()
-            return
+    from netdojo.servers.serving import until_signal
+
+    await until_signal()
+    scope.cancel()
 
 
 async def _serve_http(server: MCPServer, key: str, host: str, port: int, token: str) -> None:
-    from netdojo.servers.endpoints import EndpointHost, serve_uvicorn
+    from netdojo.servers.endpoints import EndpointHost
+    from netdojo.servers.serving import serve_uvicorn
 
     endpoints = EndpointHost(host, port)
     async with serve_uvicorn(endpoints.app, host, port):

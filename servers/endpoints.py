@@ -8,7 +8,6 @@ server runs.
 
 from __future__ import annotations
 
-import contextlib
 import hmac
 import secrets
 from collections.abc import AsyncIterator
@@ -18,7 +17,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
-import uvicorn
 from anyio.abc import TaskGroup
 from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
@@ -29,7 +27,6 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 PATH = "/episodes/{key}/mcp"
-GRACEFUL_S = 3  # requests still running at shutdown (a hung agent) are cut after this
 
 
 @dataclass
@@ -132,34 +129,3 @@ def _allowed_hosts(host: str, port: int, public_base_url: str | None) -> list[st
         netloc = urlsplit(public_base_url).netloc
         hosts |= {netloc, netloc.split(":")[0]} if netloc else set()
     return sorted(hosts)
-
-
-class _QuietServer(uvicorn.Server):
-    """uvicorn without signal handlers of its own: the caller's cancel scope stops it."""
-
-    def capture_signals(self) -> contextlib.AbstractContextManager[None]:  # type: ignore[override]
-        return contextlib.nullcontext()
-
-
-@asynccontextmanager
-async def serve_uvicorn(app: ASGIApp, host: str, port: int) -> AsyncIterator[None]:
-    """Run ``app`` on ``host:port`` for the duration of the block (started when entered)."""
-    config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=GRACEFUL_S
-    )
-    web = _QuietServer(config)
-    try:
-        async with anyio.create_task_group() as group:
-            group.start_soon(web.serve)
-            while not web.started:
-                if web.should_exit:
-                    raise OSError(f"cannot listen on {host}:{port}")
-                await anyio.sleep(0.02)
-            try:
-                yield
-            finally:
-                web.should_exit = True
-    except BaseExceptionGroup as failed:  # the caller's own error, not a group of one
-        if len(failed.exceptions) == 1:
-            raise failed.exceptions[0] from None
-        raise

@@ -32,7 +32,6 @@ from netdojo.tools.topology import TopologyView, mermaid
 T = TypeVar("T")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
-PROBE = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 INSTRUCTIONS = (
     "Tools over a live emulated network of FRR routers and Linux hosts. Inspect it with "
     "topology, show, ping, traceroute and capture; change it with configure (FRR lines) and "
@@ -43,9 +42,10 @@ Device = Annotated[str, Field(description="a device name from topology()")]
 
 
 async def _run(call: Awaitable[T]) -> T:
+    """Run a tool; the errors a client should read become tool errors."""
     try:
         return await call
-    except ToolFailure as exc:
+    except (NetdojoError, ToolFailure) as exc:
         raise ToolError(str(exc)) from None
 
 
@@ -97,7 +97,7 @@ def add_lab_tools(server: MCPServer, current: Callable[[], LabTools]) -> None:
     ) -> ExecuteResult:
         return await _run(current().execute(device, command))
 
-    @server.tool(annotations=PROBE)
+    @server.tool(annotations=READ_ONLY)
     async def ping(
         source: Device,
         destination: Annotated[str, Field(description="an IP address or a device name")],
@@ -106,7 +106,7 @@ def add_lab_tools(server: MCPServer, current: Callable[[], LabTools]) -> None:
         """Ping from a device; returns loss and round-trip times."""
         return await _run(current().ping(source, destination, count))
 
-    @server.tool(annotations=PROBE)
+    @server.tool(annotations=READ_ONLY)
     async def traceroute(
         source: Device,
         destination: Annotated[str, Field(description="an IP address or a device name")],
@@ -114,7 +114,7 @@ def add_lab_tools(server: MCPServer, current: Callable[[], LabTools]) -> None:
         """The hops from a device to a destination (one probe per hop, numeric)."""
         return await _run(current().traceroute(source, destination))
 
-    @server.tool(annotations=PROBE)
+    @server.tool(annotations=READ_ONLY)
     async def capture(
         device: Device,
         interface: Annotated[str, Field(description="eth<N>, lo or any")],
@@ -192,27 +192,27 @@ def practice_server(session: PracticeSession) -> MCPServer:
         ctx: Context | None = None,
     ) -> Started:
         """Deploy a fresh lab for a scenario (replacing any running one) and return its brief."""
-        return await _practice(session.start(family, level, seed, _progress(ctx)))
+        return await _run(session.start(family, level, seed, _progress(ctx)))
 
     @server.tool(annotations=READ_ONLY)
     async def brief() -> BriefView:
         """The current scenario's brief and constraints."""
-        return await _practice(session.brief())
+        return await _run(session.brief())
 
     @server.tool(annotations=DESTRUCTIVE)
     async def reset(ctx: Context | None = None) -> Started:
         """Start the current scenario again on a fresh lab."""
-        return await _practice(session.reset(_progress(ctx)))
+        return await _run(session.reset(_progress(ctx)))
 
     @server.tool(annotations=READ_ONLY)
     async def grade() -> Grade:
         """Run the scenario's hidden tests on the live network; each with pass/fail evidence."""
-        return await _practice(session.grade())
+        return await _run(session.grade())
 
     @server.tool(annotations=DESTRUCTIVE)
     async def end() -> EndResult:
         """Tear down the current scenario's lab."""
-        return await _practice(session.end())
+        return await _run(session.end())
 
     @server.resource("netdojo://brief", mime_type="text/plain")
     def brief_resource() -> str:
@@ -229,14 +229,6 @@ def practice_server(session: PracticeSession) -> MCPServer:
         return _topology_markdown(session.episode.scenario.public)
 
     return server
-
-
-async def _practice(call: Awaitable[T]) -> T:
-    """Run a practice call; the errors a client should read become tool errors."""
-    try:
-        return await call
-    except (NetdojoError, ToolFailure) as exc:
-        raise ToolError(str(exc)) from None
 
 
 def _progress(ctx: Context | None) -> Callable[[float, str], Awaitable[None]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -18,21 +17,15 @@ from netdojo.clients.purple import PurpleExecutor
 from netdojo.clients.session import ToolSession
 from netdojo.labs.errors import NetdojoError
 from netdojo.servers.a2a_app import a2a_routes, agent_card
-from netdojo.servers.endpoints import serve_uvicorn
+from netdojo.servers.serving import free_port, serve_uvicorn
 
 pytestmark = pytest.mark.anyio
 ONE = {"families": ["ospf-adjacency"], "levels": [1], "seeds": [1]}
 
 
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @asynccontextmanager
 async def _served(make: Any) -> AsyncIterator[str]:
-    port = _port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     async with serve_uvicorn(make(url, port), "127.0.0.1", port):
         yield url

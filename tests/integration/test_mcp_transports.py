@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -20,8 +19,9 @@ from mcp.client.streamable_http import streamable_http_client
 from netdojo.judges.episode import Episode, open_episode
 from netdojo.labs.reaper import netdojo_labs
 from netdojo.scenarios.families import generate
-from netdojo.servers.endpoints import EndpointHost, serve_uvicorn
+from netdojo.servers.endpoints import EndpointHost
 from netdojo.servers.mcp_server import evaluation_server
+from netdojo.servers.serving import free_port, serve_uvicorn
 from netdojo.tools.lab_tools import LabTools
 from netdojo.tools.trajectory import Trajectory
 
@@ -29,12 +29,6 @@ pytestmark = pytest.mark.anyio
 NETDOJO = str(Path(sys.executable).parent / "netdojo")
 RPC = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +49,7 @@ async def _labs_gone(names_before: set[str], deadline_s: float = 60) -> set[str]
 
 
 async def test_http_endpoints_answer_only_their_own_token(episode: Episode) -> None:
-    port = _free_port()
+    port = free_port()
     host = EndpointHost("127.0.0.1", port)
     first, second = (
         LabTools(episode.lab, episode.scenario.public, Trajectory(episode=name))
@@ -114,7 +108,7 @@ async def test_http_evaluation_serves_one_episode_and_cleans_up_on_sigterm(
     tmp_path: Path,
 ) -> None:
     before = {lab.name for lab in netdojo_labs()}
-    port, token = _free_port(), "test-token-123"
+    port, token = free_port(), "test-token-123"
     trajectory = tmp_path / "trajectory.json"
     server = subprocess.Popen(
         [NETDOJO, "mcp", "--family", "host-config", "--level", "1", "--seed", "4", "--http",
