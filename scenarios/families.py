@@ -17,6 +17,7 @@ from netdojo.scenarios.acl import (
     policy_matrix,
     policy_text,
 )
+from netdojo.scenarios.bgp_control import BGP_CONTROL_INJECTORS
 from netdojo.scenarios.briefs import Symptoms, reactive_brief
 from netdojo.scenarios.constructive import constructive_hidden
 from netdojo.scenarios.faults import INJECTORS, FaultContext, FaultPlan, Injector, red_herring
@@ -32,6 +33,7 @@ from netdojo.scenarios.model import (
     Scenario,
     scenario_id,
 )
+from netdojo.scenarios.multiarea import MULTIAREA_INJECTORS, plan_areas
 from netdojo.scenarios.network import Network, Routing, plan_network, render_lab
 from netdojo.scenarios.topology import Shape, make_topology, router_count
 
@@ -54,6 +56,7 @@ class Family:
     summary: str
     firewall: bool = False  # a server behind an iptables policy (see scenarios.acl)
     extra_hosts: int = 0
+    areas: bool = False  # multi-area OSPF with redistributed LANs (see scenarios.multiarea)
 
 
 REDUNDANT: dict[int, tuple[Shape, ...]] = {
@@ -66,6 +69,8 @@ LOOP_FREE: dict[int, tuple[Shape, ...]] = {
     2: ("tree", "ring", "random"),
     3: ("random", "tree", "leaf-spine"),
 }
+TREES: dict[int, tuple[Shape, ...]] = {1: ("chain", "tree", "star"), 2: ("tree",), 3: ("tree",)}
+ALL_INJECTORS: dict[str, Injector] = INJECTORS | MULTIAREA_INJECTORS | BGP_CONTROL_INJECTORS
 
 FAMILIES: dict[str, Family] = {
     f.name: f
@@ -134,6 +139,38 @@ FAMILIES: dict[str, Family] = {
             ),
             REDUNDANT,
             "Each router is its own AS, peering over eBGP; sessions or announcements broke.",
+        ),
+        Family(
+            "ospf-multiarea",
+            "reactive",
+            "ospf",
+            (
+                "ospf.stub_area_mismatch",
+                "ospf.missing_redistribution",
+                "ospf.redistribution_filter",
+                "ospf.router_id_clash",
+                "ospf.hello_mismatch",
+                "iface.admin_down",
+            ),
+            TREES,
+            "Multi-area OSPF with externals redistributed from LANs; areas, externals or "
+            "router identity broke.",
+            areas=True,
+        ),
+        Family(
+            "bgp-control",
+            "reactive",
+            "bgp",
+            (
+                "bgp.wrong_remote_as",
+                "bgp.requires_policy",
+                "bgp.local_pref_steering",
+                "bgp.as_path_prepend_steering",
+                "bgp.missing_neighbor",
+            ),
+            REDUNDANT,
+            "One AS per router over eBGP; a peer AS, a policy requirement or a path preference "
+            "went wrong.",
         ),
         Family(
             "bgp-policy",
@@ -227,11 +264,13 @@ def generate(family: str, level: int, seed: int) -> Scenario:
     shape = rng.choice(spec.shapes[level])
     topology = make_topology(shape, router_count(level, rng), rng.randrange(2**31))
     network = plan_network(topology, level, rng, spec.extra_hosts)
+    if spec.areas:
+        network = plan_areas(network, rng)
     if spec.kind == "constructive":
         return _assemble_constructive(spec, level, seed, network, rng)
     ctx = FaultContext(network=network, routing=spec.routing, rng=rng)
     policy = choose_policy(network, rng) if spec.firewall else None
-    injectors = acl_injectors(policy) if policy else INJECTORS
+    injectors = acl_injectors(policy) if policy else ALL_INJECTORS
     plans = _pick_faults(spec, ctx, REAL_FAULTS_BY_LEVEL[level], injectors)
     if level >= 2:
         plans.append(red_herring(ctx))

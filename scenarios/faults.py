@@ -47,28 +47,28 @@ class FaultPlan:
 Injector = Callable[[FaultContext], FaultPlan | None]
 
 
-def _rid(network: Network, router: str) -> str:
+def router_id(network: Network, router: str) -> str:
     loopback = network.node(router).loopback
     assert loopback is not None
     return loopback
 
 
-def _subnet(iface: Iface) -> str:
+def subnet_of(iface: Iface) -> str:
     return str(ipaddress.ip_interface(iface.address).network)
 
 
-def _adjacency(network: Network, a: str, b: str, expect: bool, tag: str) -> Probe:
+def adjacency_probe(network: Network, a: str, b: str, expect: bool, tag: str) -> Probe:
     state = "is" if expect else "is not"
     return Probe(
         id=f"{tag}:ospf:{a}-{b}",
         description=f"{a} {state} in a Full OSPF adjacency with {b}",
         kind="ospf_full",
         device=a,
-        params={"neighbor": _rid(network, b), "expect": expect},
+        params={"neighbor": router_id(network, b), "expect": expect},
     )
 
 
-def _transit(ctx: FaultContext) -> tuple[str, str, Iface] | None:
+def transit_end(ctx: FaultContext) -> tuple[str, str, Iface] | None:
     """A router-to-router link end not yet faulted: (router, peer, router's interface)."""
     links = ctx.network.transit_links()
     ctx.rng.shuffle(links)
@@ -81,9 +81,9 @@ def _transit(ctx: FaultContext) -> tuple[str, str, Iface] | None:
     return None
 
 
-def _link_down(network: Network, a: str, b: str, tag: str) -> tuple[Impact, list[Probe]]:
+def link_down(network: Network, a: str, b: str, tag: str) -> tuple[Impact, list[Probe]]:
     impact = Impact(down_links={frozenset((a, b))})
-    return impact, [_adjacency(network, a, b, True, tag)]
+    return impact, [adjacency_probe(network, a, b, True, tag)]
 
 
 def _ospf_link_fault(type_: str, inject: list[str], fix: list[str], under: str) -> Injector:
@@ -95,14 +95,14 @@ def _ospf_link_fault(type_: str, inject: list[str], fix: list[str], under: str) 
     def injector(ctx: FaultContext) -> FaultPlan | None:
         if ctx.routing != "ospf":
             return None
-        picked = _transit(ctx)
+        picked = transit_end(ctx)
         if picked is None:
             return None
         a, b, iface = picked
         head = f"interface {iface.name}" if under == "interface" else "router ospf"
-        values = {"iface": iface.name, "subnet": _subnet(iface)}
-        impact, healthy = _link_down(ctx.network, a, b, type_)
-        present = [_adjacency(ctx.network, a, b, False, type_)]
+        values = {"iface": iface.name, "subnet": subnet_of(iface)}
+        impact, healthy = link_down(ctx.network, a, b, type_)
+        present = [adjacency_probe(ctx.network, a, b, False, type_)]
         return FaultPlan(
             Fault(
                 type=type_,
@@ -173,22 +173,22 @@ def _readdress_port(
 
 
 def admin_down(ctx: FaultContext) -> FaultPlan | None:
-    if not (picked := _transit(ctx)):
+    if not (picked := transit_end(ctx)):
         return None
     a, b, iface = picked
-    impact, healthy = _link_down(ctx.network, a, b, "iface.admin_down")
+    impact, healthy = link_down(ctx.network, a, b, "iface.admin_down")
     return _port_down(
         "iface.admin_down", a, iface.name, impact, healthy if ctx.routing == "ospf" else []
     )
 
 
 def wrong_address(ctx: FaultContext) -> FaultPlan | None:
-    if not (picked := _transit(ctx)):
+    if not (picked := transit_end(ctx)):
         return None
     a, b, iface = picked
     octets = iface.address.split("/")[0].split(".")
     wrong = f"{octets[0]}.{octets[1]}.254.{int(octets[3]) % 4 + 4 * ctx.rng.randint(1, 60)}/30"
-    impact, healthy = _link_down(ctx.network, a, b, "iface.wrong_address")
+    impact, healthy = link_down(ctx.network, a, b, "iface.wrong_address")
     healthy = healthy if ctx.routing == "ospf" else []
     return _readdress_port("iface.wrong_address", a, iface, wrong, impact, healthy)
 
@@ -218,11 +218,11 @@ def lan_wrong_mask(ctx: FaultContext) -> FaultPlan | None:
 def mtu_mismatch(ctx: FaultContext) -> FaultPlan | None:
     if ctx.routing != "ospf":
         return None
-    picked = _transit(ctx)
+    picked = transit_end(ctx)
     if picked is None:
         return None
     a, b, iface = picked
-    impact, healthy = _link_down(ctx.network, a, b, "iface.mtu_mismatch")
+    impact, healthy = link_down(ctx.network, a, b, "iface.mtu_mismatch")
     return FaultPlan(
         Fault(
             type="iface.mtu_mismatch",
@@ -230,7 +230,7 @@ def mtu_mismatch(ctx: FaultContext) -> FaultPlan | None:
             params={"interface": iface.name, "mtu": 1400},
             inject=[execute(a, f"ip link set dev {iface.name} mtu 1400")],
             fix=[execute(a, f"ip link set dev {iface.name} mtu 1500")],
-            present=[_adjacency(ctx.network, a, b, False, "iface.mtu_mismatch")],
+            present=[adjacency_probe(ctx.network, a, b, False, "iface.mtu_mismatch")],
         ),
         impact,
         healthy,
@@ -253,12 +253,12 @@ def _static_route(ctx: FaultContext, need_alternative: bool) -> tuple[str, str, 
     return None
 
 
-def _hosts_in(network: Network, prefix: str) -> set[str]:
+def hosts_in(network: Network, prefix: str) -> set[str]:
     net = ipaddress.ip_network(prefix)
     return {h for h in network.lans if ipaddress.ip_address(network.host_address(h)) in net}
 
 
-def _route_probe(tag: str, device: str, prefix: str, expect: bool, **extra: object) -> Probe:
+def route_probe(tag: str, device: str, prefix: str, expect: bool, **extra: object) -> Probe:
     what = "has" if expect else "has no"
     via = f" via {extra['via']}" if "via" in extra else ""
     return Probe(
@@ -281,9 +281,9 @@ def missing_route(ctx: FaultContext) -> FaultPlan | None:
             params={"prefix": prefix},
             inject=[configure(router, f"no ip route {prefix} {hop}")],
             fix=[configure(router, f"ip route {prefix} {hop}")],
-            present=[_route_probe("static.missing_route", router, prefix, False)],
+            present=[route_probe("static.missing_route", router, prefix, False)],
         ),
-        Impact(drops={router: _hosts_in(ctx.network, prefix)}),
+        Impact(drops={router: hosts_in(ctx.network, prefix)}),
         [],
     )
 
@@ -307,8 +307,8 @@ def wrong_next_hop(ctx: FaultContext) -> FaultPlan | None:
     if wrong is None:
         return None
     peer, address = wrong
-    present = _route_probe("static.wrong_next_hop", router, prefix, True, via=address)
-    hosts = _hosts_in(ctx.network, prefix)
+    present = route_probe("static.wrong_next_hop", router, prefix, True, via=address)
+    hosts = hosts_in(ctx.network, prefix)
     return FaultPlan(
         Fault(
             type="static.wrong_next_hop",
@@ -342,9 +342,9 @@ def wrong_prefix(ctx: FaultContext) -> FaultPlan | None:
             params={"prefix": prefix, "typo": typo},
             inject=[configure(router, f"no ip route {prefix} {hop}", f"ip route {typo} {hop}")],
             fix=[configure(router, f"no ip route {typo} {hop}", f"ip route {prefix} {hop}")],
-            present=[_route_probe("static.wrong_prefix", router, prefix, False)],
+            present=[route_probe("static.wrong_prefix", router, prefix, False)],
         ),
-        Impact(drops={router: _hosts_in(ctx.network, prefix)}),
+        Impact(drops={router: hosts_in(ctx.network, prefix)}),
         [],
     )
 
@@ -376,9 +376,9 @@ def blackhole(ctx: FaultContext) -> FaultPlan | None:
             params={"prefix": prefix},
             inject=[execute(router, f"ip route add blackhole {prefix}")],
             fix=[execute(router, f"ip route del blackhole {prefix}")],
-            present=[_route_probe("static.blackhole", router, prefix, True, blackhole=True)],
+            present=[route_probe("static.blackhole", router, prefix, True, blackhole=True)],
         ),
-        Impact(drops={router: _hosts_in(ctx.network, prefix)}),
+        Impact(drops={router: hosts_in(ctx.network, prefix)}),
         [],
     )
 
@@ -389,12 +389,12 @@ def more_specific_hijack(ctx: FaultContext) -> FaultPlan | None:
         return None
     router, prefix = picked
     lower = str(next(ipaddress.ip_network(prefix).subnets(new_prefix=25)))
-    hosts = _hosts_in(ctx.network, lower)
+    hosts = hosts_in(ctx.network, lower)
     wrong = _wrong_neighbour(ctx, router, "")
     if not hosts or wrong is None:
         return None
     peer, address = wrong
-    present = _route_probe("static.more_specific_hijack", router, lower, True)
+    present = route_probe("static.more_specific_hijack", router, lower, True)
     return FaultPlan(
         Fault(
             type="static.more_specific_hijack",
@@ -413,7 +413,7 @@ def missing_network_stub(ctx: FaultContext) -> FaultPlan | None:
     if ctx.routing != "ospf" or not (picked := _lan_port(ctx)):
         return None
     router, host, iface = picked
-    subnet = _subnet(iface)
+    subnet = subnet_of(iface)
     present = Probe(
         id=f"ospf.missing_network_stub:{router}",
         description=f"{router} does not announce {subnet} in OSPF",
@@ -482,10 +482,10 @@ def cost_steering(ctx: FaultContext) -> FaultPlan | None:
                 params={"interface": iface.name, "cost": 500},
                 inject=[configure(x, head, "ip ospf cost 500")],
                 fix=[configure(x, head, "no ip ospf cost")],
-                present=[_route_probe(tag, x, prefix, False, via=via)],
+                present=[route_probe(tag, x, prefix, False, via=via)],
             ),
             Impact(),
-            [_route_probe(tag, x, prefix, True, via=via)],
+            [route_probe(tag, x, prefix, True, via=via)],
             f"traffic from {a} to {b} takes a longer path than the design intends",
         )
     return None
@@ -609,7 +609,7 @@ def _md5_fault(type_: str, inject: list[str], fix: list[str]) -> Injector:
             return None
         a, b, iface, key = picked
         head = f"interface {iface.name}"
-        impact, healthy = _link_down(ctx.network, a, b, type_)
+        impact, healthy = link_down(ctx.network, a, b, type_)
         return FaultPlan(
             Fault(
                 type=type_,
@@ -617,7 +617,7 @@ def _md5_fault(type_: str, inject: list[str], fix: list[str]) -> Injector:
                 params={"interface": iface.name, "peer": b},
                 inject=[configure(a, head, *(line.format(key=key) for line in inject))],
                 fix=[configure(a, head, *(line.format(key=key) for line in fix))],
-                present=[_adjacency(ctx.network, a, b, False, type_)],
+                present=[adjacency_probe(ctx.network, a, b, False, type_)],
             ),
             impact,
             healthy,
@@ -628,10 +628,10 @@ def _md5_fault(type_: str, inject: list[str], fix: list[str]) -> Injector:
 
 def network_type_mismatch(ctx: FaultContext) -> FaultPlan | None:
     """One end falls back to broadcast: the adjacency stays Full but carries no routes."""
-    if ctx.routing != "ospf" or not (picked := _transit(ctx)):
+    if ctx.routing != "ospf" or not (picked := transit_end(ctx)):
         return None
     a, b, iface = picked
-    loopback = f"{_rid(ctx.network, b)}/32"
+    loopback = f"{router_id(ctx.network, b)}/32"
     via = ctx.network.node(b).iface_to(a).address.split("/")[0]
     tag = "ospf.network_type_mismatch"
     head = f"interface {iface.name}"
@@ -642,14 +642,14 @@ def network_type_mismatch(ctx: FaultContext) -> FaultPlan | None:
             params={"interface": iface.name, "peer": b},
             inject=[configure(a, head, "no ip ospf network point-to-point")],
             fix=[configure(a, head, "ip ospf network point-to-point")],
-            present=[_route_probe(tag, a, loopback, False, via=via)],
+            present=[route_probe(tag, a, loopback, False, via=via)],
         ),
         Impact(down_links={frozenset((a, b))}),
-        [_route_probe(tag, a, loopback, True, via=via)],
+        [route_probe(tag, a, loopback, True, via=via)],
     )
 
 
-def _session(network: Network, a: str, b: str, expect: bool, tag: str) -> Probe:
+def session_probe(network: Network, a: str, b: str, expect: bool, tag: str) -> Probe:
     peer = network.node(b).iface_to(a).address.split("/")[0]
     state = "is" if expect else "is not"
     return Probe(
@@ -661,9 +661,9 @@ def _session(network: Network, a: str, b: str, expect: bool, tag: str) -> Probe:
     )
 
 
-def _bgp_end(ctx: FaultContext) -> tuple[str, str, str, int, int] | None:
+def bgp_end(ctx: FaultContext) -> tuple[str, str, str, int, int] | None:
     """One end of an eBGP session: (router, peer, peer address, own AS, peer AS)."""
-    if ctx.routing != "bgp" or not (picked := _transit(ctx)):
+    if ctx.routing != "bgp" or not (picked := transit_end(ctx)):
         return None
     a, b, _ = picked
     own, peer = ctx.network.node(a), ctx.network.node(b)
@@ -675,7 +675,7 @@ def _session_down(
     ctx: FaultContext, tag: str, inject: list[str], fix: list[str]
 ) -> FaultPlan | None:
     """A fault that keeps one eBGP session down; lines are run under ``router bgp``."""
-    if not (picked := _bgp_end(ctx)):
+    if not (picked := bgp_end(ctx)):
         return None
     a, b, address, own, peer_as = picked
     values = {"peer": address, "peer_as": peer_as, "key": f"pw{ctx.rng.randint(100, 999)}"}
@@ -687,10 +687,10 @@ def _session_down(
             params={"peer": address},
             inject=[configure(a, head, *(line.format(**values) for line in inject))],
             fix=[configure(a, head, *(line.format(**values) for line in fix))],
-            present=[_session(ctx.network, a, b, False, tag)],
+            present=[session_probe(ctx.network, a, b, False, tag)],
         ),
         Impact(down_links={frozenset((a, b))}),
-        [_session(ctx.network, a, b, True, tag)],
+        [session_probe(ctx.network, a, b, True, tag)],
     )
 
 
@@ -720,7 +720,7 @@ def bgp_max_prefix(ctx: FaultContext) -> FaultPlan | None:
 
 def bgp_md5_mismatch(ctx: FaultContext) -> FaultPlan | None:
     """Passwords on both ends of a session that do not match."""
-    if not (picked := _bgp_end(ctx)):
+    if not (picked := bgp_end(ctx)):
         return None
     a, b, address, own, peer_as = picked
     back = ctx.network.node(a).iface_to(b).address.split("/")[0]
@@ -739,10 +739,10 @@ def bgp_md5_mismatch(ctx: FaultContext) -> FaultPlan | None:
                 configure(a, f"router bgp {own}", f"no neighbor {address} password"),
                 configure(b, f"router bgp {peer_as}", f"no neighbor {back} password"),
             ],
-            present=[_session(ctx.network, a, b, False, tag)],
+            present=[session_probe(ctx.network, a, b, False, tag)],
         ),
         Impact(down_links={frozenset((a, b))}),
-        [_session(ctx.network, a, b, True, tag)],
+        [session_probe(ctx.network, a, b, True, tag)],
     )
 
 
@@ -750,7 +750,7 @@ def bgp_missing_network(ctx: FaultContext) -> FaultPlan | None:
     if ctx.routing != "bgp" or not (picked := _lan_port(ctx)):
         return None
     router, host, iface = picked
-    subnet = _subnet(iface)
+    subnet = subnet_of(iface)
     asn = ctx.network.node(router).asn
     present = Probe(
         id=f"bgp.missing_network:{router}",
@@ -776,7 +776,7 @@ def bgp_missing_network(ctx: FaultContext) -> FaultPlan | None:
 
 def _export_filter(ctx: FaultContext) -> tuple[str, str, str, int, str, set[str]] | None:
     """An eBGP session and a LAN whose announcement crosses it towards the peer."""
-    if not (picked := _bgp_end(ctx)):
+    if not (picked := bgp_end(ctx)):
         return None
     a, b, address, own, _ = picked
     hosts = sorted(ctx.network.lans)
@@ -784,11 +784,11 @@ def _export_filter(ctx: FaultContext) -> tuple[str, str, str, int, str, set[str]
     for host in hosts:
         if ctx.network.router_of(host) != b:
             prefix = ctx.network.lans[host]
-            return a, b, address, own, prefix, _hosts_in(ctx.network, prefix)
+            return a, b, address, own, prefix, hosts_in(ctx.network, prefix)
     return None
 
 
-def _attached_probe(tag: str, device: str, line: str) -> Probe:
+def config_line_probe(tag: str, device: str, line: str) -> Probe:
     return Probe(
         id=f"{tag}:{device}",
         description=f"{device} has '{line}'",
@@ -845,7 +845,7 @@ def _bgp_filter(kind: str, direction: str, tag: str) -> Injector:
                 params={"peer": address, "prefix": prefix, kind: name},
                 inject=[configure(device, *_filter_lines(kind, name, prefix), *head, applied)],
                 fix=[configure(device, *head, f"no {applied}")],
-                present=[_attached_probe(tag, device, applied)],
+                present=[config_line_probe(tag, device, applied)],
             ),
             Impact(filtered={(sender, receiver, h) for h in hosts}),
             [],

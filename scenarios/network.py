@@ -48,6 +48,9 @@ class Network(BaseModel):
     links: list[tuple[str, list[tuple[str, int]]]]
     lans: dict[str, str]  # host -> LAN prefix
     ospf_md5: dict[str, str] = {}  # transit link -> MD5 key, where OSPF authenticates
+    ospf_areas: dict[str, int] = {}  # link -> OSPF area where not the backbone (multi-area plans)
+    router_areas: dict[str, int] = {}  # router -> area of its loopback where not the backbone
+    redistributed: list[str] = []  # LAN links announced by redistribution, not `network`
 
     def node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)
@@ -182,9 +185,32 @@ def static_routes(network: Network) -> dict[str, list[tuple[str, str]]]:
     return routes
 
 
+REDISTRIBUTION = ("PL-LAN", "RM-LAN")  # prefix-list and route-map of redistributed LANs
+
+
+def redistribution_lines(network: Network, router: Node) -> list[str]:
+    """The prefix-list and route-map that pick the router's redistributed LANs."""
+    lans = [i for i in router.ifaces if i.link in network.redistributed]
+    if not lans:
+        return []
+    prefix_list, route_map = REDISTRIBUTION
+    lines = [
+        f"ip prefix-list {prefix_list} seq {5 * (k + 1)} permit "
+        f"{ipaddress.ip_interface(i.address).network}"
+        for k, i in enumerate(lans)
+    ]
+    return [
+        *lines,
+        f"route-map {route_map} permit 10",
+        f" match ip address prefix-list {prefix_list}",
+        "exit",
+    ]
+
+
 def ospf_lines(network: Network, router: Node) -> list[str]:
-    """Fast point-to-point OSPF on transit ports, LAN ports passive, everything in area 0."""
-    lines: list[str] = []
+    """Fast point-to-point OSPF on transit ports, LAN ports passive; area 0 unless the plan
+    puts a link in another area; LANs marked for redistribution come in as externals."""
+    lines: list[str] = redistribution_lines(network, router)
     for iface in router.ifaces:
         if network.node(iface.peer).role == "router":
             lines += [
@@ -209,9 +235,16 @@ def ospf_lines(network: Network, router: Node) -> list[str]:
     lines += [
         f" passive-interface {i.name}" for i in router.ifaces if network.node(i.peer).role == "host"
     ]
-    lines += [f" network {ipaddress.ip_interface(i.address).network} area 0" for i in router.ifaces]
-    lines += [f" network {router.loopback}/32 area 0", "exit"]
-    return lines
+    if any(i.link in network.redistributed for i in router.ifaces):
+        lines.append(f" redistribute connected route-map {REDISTRIBUTION[1]}")
+    lines += [
+        f" network {ipaddress.ip_interface(i.address).network} area "
+        f"{network.ospf_areas.get(i.link, 0)}"
+        for i in router.ifaces
+        if i.link not in network.redistributed
+    ]
+    lines += [f" network {router.loopback}/32 area {network.router_areas.get(router.name, 0)}"]
+    return [*lines, "exit"]
 
 
 def bgp_neighbours(network: Network, router: Node) -> list[tuple[str, int, str]]:

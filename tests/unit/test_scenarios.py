@@ -12,8 +12,7 @@ from typer.testing import CliRunner
 
 from netdojo.cli import app
 from netdojo.scenarios.acl import ACL_TYPES
-from netdojo.scenarios.families import FAMILIES, LEVELS, ScenarioError, generate
-from netdojo.scenarios.faults import INJECTORS
+from netdojo.scenarios.families import ALL_INJECTORS, FAMILIES, LEVELS, ScenarioError, generate
 
 runner = CliRunner()
 SEEDS = range(1, 9)
@@ -113,7 +112,7 @@ def test_catalogue_counts_and_json_shape() -> None:
     assert all(set(f) == {"name", "kind", "types", "levels"} for f in families)
     assert all(f["levels"] == [1, 2, 3] for f in families)
     reactive = {t for f in families if f["kind"] == "reactive" for t in f["types"]}
-    assert reactive <= set(INJECTORS) | set(ACL_TYPES)
+    assert reactive <= set(ALL_INJECTORS) | set(ACL_TYPES)
     assert len(families) >= 10
     assert {f["kind"] for f in families} == {"reactive", "constructive"}
 
