@@ -8,25 +8,20 @@ left out of every rate.
 
 from __future__ import annotations
 
-import platform
 import random
-from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Sequence
-from importlib.metadata import version
 from typing import Literal
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from netdojo import __version__
+from netdojo.judges.provenance import Provenance, provenance
 from netdojo.judges.runner import Agent, Budgets, EpisodeRecord, run_episode_with_retry
-from netdojo.judges.stats import Rate, bootstrap_mean, wilson
-from netdojo.judges.verdict import NOT_THE_AGENTS
-from netdojo.labs.image import device_image, device_image_id
+from netdojo.judges.summary import Summary, summarize
 from netdojo.scenarios.families import FAMILIES, LEVELS, generate
 from netdojo.scenarios.model import Scenario
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 LAB_MIB_PER_ROUTER = 24
 LAB_MIB_PER_HOST = 4
 
@@ -96,40 +91,6 @@ def schedule(config: AssessmentConfig) -> list[Slot]:
     ]
 
 
-class Provenance(BaseModel):
-    netdojo: str
-    kathara: str
-    mcp: str
-    python: str
-    host: str
-    device_image: str | None = None
-
-
-def provenance() -> Provenance:
-    image, image_id = device_image(), device_image_id()
-    return Provenance(
-        netdojo=__version__,
-        kathara=version("kathara"),
-        mcp=version("mcp"),
-        python=platform.python_version(),
-        host=f"{platform.system()} {platform.release()} {platform.machine()}",
-        device_image=f"{image} ({image_id})" if image_id else image,
-    )
-
-
-class Summary(BaseModel):
-    episodes: int
-    counted: int = Field(description="episodes that count: infra and environment failures excluded")
-    outcomes: dict[str, int]
-    solved: Rate
-    safe: Rate
-    correct: Rate
-    by_family: dict[str, Rate] = Field(description="solve rate per family")
-    by_level: dict[str, Rate] = Field(description="solve rate per level")
-    tool_calls: Rate = Field(description="mean tool calls per counted episode")
-    wall_s: Rate = Field(description="mean seconds of the agent's turn")
-
-
 class AssessmentResult(BaseModel):
     schema_version: str = SCHEMA_VERSION
     participant: str
@@ -137,32 +98,6 @@ class AssessmentResult(BaseModel):
     provenance: Provenance
     episodes: list[EpisodeRecord]
     summary: Summary
-
-
-def _solve_rate(records: Sequence[EpisodeRecord]) -> Rate:
-    return wilson(sum(r.outcome == "solved" for r in records), len(records))
-
-
-def summarize(records: Sequence[EpisodeRecord]) -> Summary:
-    counted = [r for r in records if r.outcome not in NOT_THE_AGENTS]
-    judged = [r for r in counted if r.verdict is not None]
-    by_family: dict[str, list[EpisodeRecord]] = defaultdict(list)
-    by_level: dict[str, list[EpisodeRecord]] = defaultdict(list)
-    for record in counted:
-        by_family[record.family].append(record)
-        by_level[str(record.level)].append(record)
-    return Summary(
-        episodes=len(records),
-        counted=len(counted),
-        outcomes=dict(Counter(r.outcome for r in records)),
-        solved=_solve_rate(counted),
-        safe=wilson(sum(r.outcome != "unsafe" for r in counted), len(counted)),
-        correct=wilson(sum(bool(r.verdict and r.verdict.correct) for r in counted), len(counted)),
-        by_family={f: _solve_rate(rs) for f, rs in sorted(by_family.items())},
-        by_level={lv: _solve_rate(rs) for lv, rs in sorted(by_level.items())},
-        tool_calls=bootstrap_mean([r.verdict.effort.tool_calls for r in judged if r.verdict]),
-        wall_s=bootstrap_mean([r.verdict.effort.wall_s for r in judged if r.verdict]),
-    )
 
 
 def memory_bound(requested: int, scenarios: Sequence[Scenario], available_mib: int) -> int:
@@ -216,7 +151,7 @@ async def run_assessment(
     return AssessmentResult(
         participant=participant,
         config=config,
-        provenance=provenance(),
+        provenance=provenance(scenarios, config.budgets, config.seed),
         episodes=finished,
         summary=summarize(finished),
     )

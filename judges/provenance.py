@@ -1,0 +1,121 @@
+"""What produced a result: versions, the device image, the instances, budgets and the host.
+
+The FRR version is read once per device image id (a throwaway container without a network
+runs `dpkg-query`) and cached beside netdojo's other machine-local state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from collections.abc import Sequence
+from importlib.metadata import version
+
+from docker.errors import DockerException
+from pydantic import BaseModel, Field
+
+from netdojo import __version__
+from netdojo.judges.runner import Budgets
+from netdojo.labs.engine import client, engine_version
+from netdojo.labs.errors import PrerequisiteError
+from netdojo.labs.image import device_image, device_image_id
+from netdojo.labs.paths import sub_dir
+from netdojo.scenarios.model import Scenario
+
+FRR_CACHE = "frr-versions.json"
+
+
+class Instance(BaseModel):
+    """One task instance: (family, level, seed) and the hash of the whole generated scenario."""
+
+    scenario_id: str
+    family: str
+    level: int
+    seed: int
+    digest: str = Field(description="sha256 prefix of the scenario, public and hidden halves")
+
+
+class Provenance(BaseModel):
+    netdojo: str
+    kathara: str
+    mcp: str
+    python: str
+    host: str = Field(description="operating system, kernel release and machine")
+    device_image: str | None = Field(default=None, description="tag (image id)")
+    device_image_id: str | None = None
+    frr: str | None = Field(default=None, description="the FRR package version in the image")
+    docker: str | None = Field(default=None, description="the Docker engine version")
+    cpus: int | None = None
+    memory_mib: int | None = Field(default=None, description="the host's total memory")
+    assessment_seed: int | None = None
+    budgets: Budgets | None = None
+    instances: list[Instance] = Field(default_factory=list, description="in schedule order")
+
+
+def frr_version(image: str, image_id: str) -> str | None:
+    """The FRR version inside ``image``, cached by ``image_id``; None when it cannot be read."""
+    cache = sub_dir("provenance") / FRR_CACHE
+    known: dict[str, str] = json.loads(cache.read_text()) if cache.exists() else {}
+    if image_id in known:
+        return known[image_id]
+    try:
+        output = client(timeout=60).containers.run(
+            image,
+            ["dpkg-query", "-W", "-f", "${Version}", "frr"],
+            network_mode="none",
+            remove=True,
+        )
+    except (DockerException, PrerequisiteError):
+        return None
+    found = output.decode().strip() if isinstance(output, bytes) else None
+    if found:
+        known[image_id] = found
+        cache.write_text(json.dumps(known, indent=1) + "\n")
+    return found
+
+
+def _memory_mib() -> int | None:
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) // 1024
+    except OSError:
+        return None
+    return None
+
+
+def instances_of(scenarios: Sequence[Scenario]) -> list[Instance]:
+    """Each distinct instance once (trials share one), in first-seen order."""
+    seen: dict[str, Instance] = {}
+    for s in scenarios:
+        if s.id not in seen:
+            seen[s.id] = Instance(
+                scenario_id=s.id, family=s.family, level=s.level, seed=s.seed, digest=s.digest()
+            )
+    return list(seen.values())
+
+
+def provenance(
+    scenarios: Sequence[Scenario] = (),
+    budgets: Budgets | None = None,
+    assessment_seed: int | None = None,
+) -> Provenance:
+    image, image_id = device_image(), device_image_id()
+    return Provenance(
+        netdojo=__version__,
+        kathara=version("kathara"),
+        mcp=version("mcp"),
+        python=platform.python_version(),
+        host=f"{platform.system()} {platform.release()} {platform.machine()}",
+        device_image=f"{image} ({image_id})" if image_id else image,
+        device_image_id=image_id,
+        frr=frr_version(image, image_id) if image_id else None,
+        docker=engine_version(),
+        cpus=os.cpu_count(),
+        memory_mib=_memory_mib(),
+        assessment_seed=assessment_seed,
+        budgets=budgets,
+        instances=instances_of(scenarios),
+    )

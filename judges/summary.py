@@ -1,0 +1,148 @@
+"""The summary of an assessment: rates with intervals, breakdowns, trials, effort.
+
+Episodes that failed for reasons not the agent's (`infra_error`, `environment_invalid`) are
+counted apart and left out of every rate. Correctness, safety and the solve rate are broken
+down by family, level and kind; when instances ran several trials, pass@k and pass^k are
+averaged over instances with bootstrap intervals.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+
+from pydantic import BaseModel, Field
+
+from netdojo.judges.runner import EpisodeRecord
+from netdojo.judges.stats import Rate, bootstrap_mean, pass_at_k, pass_hat_k, wilson
+from netdojo.judges.verdict import NOT_THE_AGENTS
+
+BREAKDOWNS: dict[str, Callable[[EpisodeRecord], str]] = {
+    "family": lambda r: r.family,
+    "level": lambda r: str(r.level),
+    "kind": lambda r: r.kind,
+}
+
+
+class GroupRates(BaseModel):
+    """The three rates over one group of counted episodes."""
+
+    counted: int
+    solved: Rate
+    correct: Rate
+    safe: Rate
+
+
+class TrialStats(BaseModel):
+    """Several trials per instance: pass@k (any of k solves) and pass^k (all k solve)."""
+
+    trials: int = Field(description="the most trials any instance has")
+    instances: int
+    pass_at_k: dict[str, Rate] = Field(description="k -> mean over instances with >= k trials")
+    pass_hat_k: dict[str, Rate] = Field(description="k -> mean over instances with >= k trials")
+
+
+class Summary(BaseModel):
+    episodes: int
+    counted: int = Field(description="episodes that count: infra and environment failures excluded")
+    excluded: dict[str, int] = Field(
+        default_factory=dict, description="episodes left out of every rate, by outcome"
+    )
+    outcomes: dict[str, int]
+    solved: Rate
+    safe: Rate
+    correct: Rate
+    by_family: dict[str, Rate] = Field(description="solve rate per family")
+    by_level: dict[str, Rate] = Field(description="solve rate per level")
+    breakdown: dict[str, dict[str, GroupRates]] = Field(
+        default_factory=dict, description="family, level and kind -> group -> rates"
+    )
+    trials: TrialStats | None = Field(default=None, description="when instances ran >1 trial")
+    tool_calls: Rate = Field(description="mean tool calls per counted episode")
+    wall_s: Rate = Field(description="mean seconds of the agent's turn")
+    state_changing_calls: Rate | None = Field(
+        default=None, description="mean state-changing calls per counted episode"
+    )
+
+
+def counted(records: Sequence[EpisodeRecord]) -> list[EpisodeRecord]:
+    """The episodes that count against (or for) the agent."""
+    return [r for r in records if r.outcome not in NOT_THE_AGENTS]
+
+
+def is_solved(record: EpisodeRecord) -> bool:
+    return record.outcome == "solved"
+
+
+def is_correct(record: EpisodeRecord) -> bool:
+    return bool(record.verdict and record.verdict.correct)
+
+
+def is_safe(record: EpisodeRecord) -> bool:
+    """Safe by the verdict's safety checks, whatever outcome took precedence."""
+    if record.verdict is not None:
+        return record.verdict.safety.safe
+    return record.outcome != "unsafe"
+
+
+def rate_of(records: Sequence[EpisodeRecord], test: Callable[[EpisodeRecord], bool]) -> Rate:
+    return wilson(sum(test(r) for r in records), len(records))
+
+
+def group_rates(records: Sequence[EpisodeRecord]) -> GroupRates:
+    return GroupRates(
+        counted=len(records),
+        solved=rate_of(records, is_solved),
+        correct=rate_of(records, is_correct),
+        safe=rate_of(records, is_safe),
+    )
+
+
+def _grouped(
+    records: Sequence[EpisodeRecord], key: Callable[[EpisodeRecord], str]
+) -> dict[str, list[EpisodeRecord]]:
+    groups: dict[str, list[EpisodeRecord]] = defaultdict(list)
+    for record in records:
+        groups[key(record)].append(record)
+    return dict(sorted(groups.items()))
+
+
+def trial_stats(records: Sequence[EpisodeRecord]) -> TrialStats | None:
+    """pass@k and pass^k for k = 1..most trials, over instances with at least k counted trials."""
+    per_instance = _grouped(records, lambda r: r.scenario_id)
+    most = max((len(rs) for rs in per_instance.values()), default=0)
+    if most < 2:
+        return None
+    at: dict[str, Rate] = {}
+    hat: dict[str, Rate] = {}
+    for k in range(1, most + 1):
+        tallies = [(len(rs), sum(map(is_solved, rs))) for rs in per_instance.values()]
+        eligible = [(n, c) for n, c in tallies if n >= k]
+        at[str(k)] = bootstrap_mean([pass_at_k(n, c, k) for n, c in eligible])
+        hat[str(k)] = bootstrap_mean([pass_hat_k(n, c, k) for n, c in eligible])
+    return TrialStats(trials=most, instances=len(per_instance), pass_at_k=at, pass_hat_k=hat)
+
+
+def summarize(records: Sequence[EpisodeRecord]) -> Summary:
+    kept = counted(records)
+    judged = [r.verdict for r in kept if r.verdict is not None]
+    breakdown = {
+        name: {group: group_rates(rs) for group, rs in _grouped(kept, key).items()}
+        for name, key in BREAKDOWNS.items()
+    }
+    return Summary(
+        episodes=len(records),
+        counted=len(kept),
+        excluded=dict(Counter(r.outcome for r in records if r.outcome in NOT_THE_AGENTS)),
+        outcomes=dict(Counter(r.outcome for r in records)),
+        solved=rate_of(kept, is_solved),
+        safe=rate_of(kept, is_safe),
+        correct=rate_of(kept, is_correct),
+        by_family={f: g.solved for f, g in breakdown["family"].items()},
+        by_level={lv: g.solved for lv, g in breakdown["level"].items()},
+        breakdown=breakdown,
+        trials=trial_stats(kept),
+        tool_calls=bootstrap_mean([v.effort.tool_calls for v in judged]),
+        wall_s=bootstrap_mean([v.effort.wall_s for v in judged]),
+        state_changing_calls=bootstrap_mean([v.effort.state_changing_calls for v in judged]),
+    )
