@@ -38,7 +38,7 @@ class Episode:
         self.scenario = scenario
         self.lab = lab
         self.stages = stages
-        self.trajectory = Trajectory(episode=episode_id)
+        self.trajectory = Trajectory(episode=episode_id, brief=scenario.public.brief)
         self.tools = LabTools(lab, scenario.public, self.trajectory, limits)
         self.ready_s = 0.0
 

@@ -171,9 +171,12 @@ def mcp_agent(url: str, endpoints: EndpointHost, config: AssessmentConfig) -> Ag
                 role=Role.ROLE_USER,
             )
             async with _a2a_client(url, config.time_budget_s + 30) as client:
-                return _report(await _send(client, message), turns=1)
+                report = _report(await _send(client, message), turns=1)
         finally:
             endpoints.remove(key)
+            episode.trajectory.redact(endpoint.token)  # secrets never reach a record
+        report.detail = report.detail.replace(endpoint.token, "[redacted]")
+        return report
 
     return agent
 

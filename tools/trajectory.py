@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +27,7 @@ class Step(BaseModel):
 
 class Trajectory(BaseModel):
     episode: str
+    brief: str | None = Field(default=None, description="the task as handed to the agent")
     steps: list[Step] = Field(default_factory=list)
     submitted: str | None = Field(default=None, description="the agent's summary at submit")
 
@@ -60,6 +62,15 @@ class Trajectory(BaseModel):
         )
         self.steps.append(step)
         return step
+
+    def redact(self, secret: str, mark: str = "[redacted]") -> None:
+        """Replace every occurrence of ``secret`` in the recorded calls, results and summary."""
+        dumped, escaped = self.model_dump_json(), json.dumps(secret)[1:-1]
+        if not secret or escaped not in dumped:
+            return
+        clean = Trajectory.model_validate_json(dumped.replace(escaped, mark))
+        self.steps[:] = clean.steps
+        self.submitted = clean.submitted
 
     @property
     def state_changes(self) -> int:
