@@ -19,6 +19,7 @@ from netdojo.scenarios.network import (
     render_lab,
     static_lines,
 )
+from netdojo.scenarios.path_intent import choose_path, cost_lines, path_probes, path_sentence
 
 INTENTS = {
     "static": (
@@ -111,9 +112,15 @@ def _config_probe(tag: str, device: str, pattern: str, description: str) -> Prob
 
 
 def constructive_hidden(
-    network: Network, routing: Routing, level: int, lab_name: str, rng: random.Random
+    network: Network,
+    routing: Routing,
+    level: int,
+    lab_name: str,
+    rng: random.Random,
+    path: bool = False,
 ) -> tuple[HiddenHalf, str, list[str]]:
-    """The hidden half, the brief and the constraints of a build-the-routing task."""
+    """The hidden half, the brief and the constraints of a build-the-routing task; with
+    ``path``, an OSPF build must also pin one flow to a designated path."""
     daemons = {"ospf": {"ospfd"}, "bgp": {"bgpd"}}.get(routing, set())
     lab = render_lab(network, "none", lab_name, daemons=daemons)
     lines_for = {"ospf": ospf_lines, "bgp": bgp_lines}.get(routing, static_lines)
@@ -164,6 +171,17 @@ def constructive_hidden(
     if routing == "bgp":
         intent += " " + ", ".join(f"{r.name} is AS {r.asn}" for r in network.routers) + "."
     layout = rng.choice(("prose", "list"))
+    if path:
+        intent_path = choose_path(network, rng)
+        if intent_path is None:
+            raise ValueError("no alternative path between any two sites")
+        intent += " " + path_sentence(intent_path, rng)
+        solution = [
+            configure(router.name, *cost_lines(network, intent_path, router.name), *lines)
+            for router in network.routers
+            if (lines := lines_for(network, router))
+        ]
+        targets += path_probes(network, intent_path)
     if layout == "prose":
         brief = f"{intent} {' '.join(rules)} Submit when the network works."
     else:

@@ -57,6 +57,7 @@ class Family:
     firewall: bool = False  # a server behind an iptables policy (see scenarios.acl)
     extra_hosts: int = 0
     areas: bool = False  # multi-area OSPF with redistributed LANs (see scenarios.multiarea)
+    path_intent: bool = False  # a flow pinned to a designated path (see scenarios.path_intent)
 
 
 REDUNDANT: dict[int, tuple[Shape, ...]] = {
@@ -68,6 +69,11 @@ LOOP_FREE: dict[int, tuple[Shape, ...]] = {
     1: ("chain", "tree", "star"),
     2: ("tree", "ring", "random"),
     3: ("random", "tree", "leaf-spine"),
+}
+CYCLES: dict[int, tuple[Shape, ...]] = {
+    1: ("ring",),
+    2: ("ring", "leaf-spine"),
+    3: ("leaf-spine", "ring"),
 }
 TREES: dict[int, tuple[Shape, ...]] = {1: ("chain", "tree", "star"), 2: ("tree",), 3: ("tree",)}
 ALL_INJECTORS: dict[str, Injector] = INJECTORS | MULTIAREA_INJECTORS | BGP_CONTROL_INJECTORS
@@ -210,6 +216,16 @@ FAMILIES: dict[str, Family] = {
             ("build.ospf_area0",),
             REDUNDANT,
             "Routers are addressed but unrouted; configure single-area OSPF.",
+        ),
+        Family(
+            "ospf-path-build",
+            "constructive",
+            "ospf",
+            ("build.ospf_path_intent",),
+            CYCLES,
+            "Routers are addressed but unrouted; build OSPF and pin one flow to a designated "
+            "path with link costs.",
+            path_intent=True,
         ),
         Family(
             "bgp-build",
@@ -394,7 +410,7 @@ def _assemble_constructive(
         hidden, brief, rules = firewall_task(network, lab, rng)
     else:
         hidden, brief, rules = constructive_hidden(
-            network, spec.routing, level, _lab_name(spec, level), rng
+            network, spec.routing, level, _lab_name(spec, level), rng, spec.path_intent
         )
     return _scenario(spec, level, seed, network, brief, rules, hidden)
 
