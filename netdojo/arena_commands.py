@@ -18,6 +18,7 @@ from netdojo.judges.assessment import AssessmentResult
 from netdojo.judges.stats import Rate
 from netdojo.labs.errors import NetdojoError
 from netdojo.labs.provision import require
+from netdojo.results_commands import write_run_reports
 from netdojo.servers.serving import free_port, serve_uvicorn, until_signal
 
 console = Console()
@@ -196,8 +197,7 @@ def _write(artifacts: dict[str, Any], out: Path) -> None:
     folder.mkdir(exist_ok=True)
     for item in (artifacts.get("trajectories") or {}).get("trajectories", []):
         (folder / f"{item['episode_id']}.json").write_text(json.dumps(item["trajectory"], indent=1))
-    lines = summary_lines(result)
-    (out / "summary.md").write_text("\n".join(lines) + "\n")
+    reports = write_run_reports(out)
     table = Table("measure", "value", "95% CI", "n", title=f"netdojo: {result.participant}")
     for name, rate in _rates(result):
         table.add_row(
@@ -205,28 +205,10 @@ def _write(artifacts: dict[str, Any], out: Path) -> None:
         )
     console.print(table)
     console.print(f"outcomes: {result.summary.outcomes}")
-    console.print(f"results: {out / 'results.json'}, {out / 'summary.md'}, {folder}/")
+    console.print(f"results: {out / 'results.json'}, {', '.join(map(str, reports))}, {folder}/")
 
 
 def _rates(result: AssessmentResult) -> list[tuple[str, Rate]]:
     summary = result.summary
     rates = [("solved", summary.solved), ("safe", summary.safe), ("correct", summary.correct)]
     return rates + [(f"solved: {family}", rate) for family, rate in summary.by_family.items()]
-
-
-def summary_lines(result: AssessmentResult) -> list[str]:
-    """A Markdown summary for terminals and CI logs."""
-    lines = [
-        f"# netdojo assessment: {result.participant}",
-        "",
-        f"{result.summary.counted} of {result.summary.episodes} episodes counted; "
-        f"outcomes {result.summary.outcomes}.",
-        "",
-        "| measure | value | 95% CI | n |",
-        "|---|---|---|---|",
-    ]
-    for name, rate in _rates(result):
-        lines.append(
-            f"| {name} | {rate.value:.1%} | {rate.ci_low:.1%} to {rate.ci_high:.1%} | {rate.n} |"
-        )
-    return lines

@@ -16,6 +16,7 @@ from netdojo import __version__
 from netdojo.arena_commands import green, purple, run
 from netdojo.labs.errors import NetdojoError
 from netdojo.mcp_command import mcp
+from netdojo.results_commands import export, leaderboard, report
 from netdojo.scenario_commands import audit, scenarios_app
 
 app = typer.Typer(
@@ -35,6 +36,9 @@ app.command()(mcp)
 app.command()(run)
 app.command()(green)
 app.command()(purple)
+app.command()(report)
+app.command()(export)
+app.command()(leaderboard)
 console = Console()
 err_console = Console(stderr=True)
 
