@@ -22,6 +22,7 @@ from netdojo.scenarios.briefs import Symptoms, reactive_brief
 from netdojo.scenarios.constructive import constructive_hidden
 from netdojo.scenarios.faults import INJECTORS, FaultContext, FaultPlan, Injector, red_herring
 from netdojo.scenarios.forwarding import Impact, reachable_pairs
+from netdojo.scenarios.ibgp import IBGP_INJECTORS, as_ibgp, with_externals
 from netdojo.scenarios.model import (
     DeviceFacts,
     HiddenHalf,
@@ -76,7 +77,9 @@ CYCLES: dict[int, tuple[Shape, ...]] = {
     3: ("leaf-spine", "ring"),
 }
 TREES: dict[int, tuple[Shape, ...]] = {1: ("chain", "tree", "star"), 2: ("tree",), 3: ("tree",)}
-ALL_INJECTORS: dict[str, Injector] = INJECTORS | MULTIAREA_INJECTORS | BGP_CONTROL_INJECTORS
+ALL_INJECTORS: dict[str, Injector] = (
+    INJECTORS | MULTIAREA_INJECTORS | BGP_CONTROL_INJECTORS | IBGP_INJECTORS
+)
 
 FAMILIES: dict[str, Family] = {
     f.name: f
@@ -179,6 +182,21 @@ FAMILIES: dict[str, Family] = {
             "went wrong.",
         ),
         Family(
+            "bgp-ibgp",
+            "reactive",
+            "ibgp",
+            (
+                "bgp.next_hop_self_missing",
+                "bgp.update_source_missing",
+                "ospf.missing_loopback",
+                "iface.admin_down",
+                "static.blackhole",
+            ),
+            TREES,
+            "A core AS runs iBGP between loopbacks over an OSPF underlay, with external ASes "
+            "on border routers; the mesh, next hops or the underlay broke.",
+        ),
+        Family(
             "bgp-policy",
             "reactive",
             "bgp",
@@ -279,7 +297,11 @@ def generate(family: str, level: int, seed: int) -> Scenario:
     rng = random.Random(f"scenario/{family}/{level}/{seed}")
     shape = rng.choice(spec.shapes[level])
     topology = make_topology(shape, router_count(level, rng), rng.randrange(2**31))
-    network = plan_network(topology, level, rng, spec.extra_hosts)
+    if spec.routing == "ibgp":
+        topology, externals, hosted = with_externals(topology, level, rng)
+        network = as_ibgp(plan_network(topology, level, rng, 0, hosted), externals, rng)
+    else:
+        network = plan_network(topology, level, rng, spec.extra_hosts)
     if spec.areas:
         network = plan_areas(network, rng)
     if spec.kind == "constructive":
@@ -346,7 +368,7 @@ def _assemble(
     targets = [_ping(network, a, b, "target") for a, b in broken]
     targets += [probe for plan in real for probe in plan.healthy]
     guards = [_ping(network, a, b, "guard") for a, b in intact]
-    if spec.routing in ("ospf", "bgp"):
+    if spec.routing in ("ospf", "bgp", "ibgp"):
         guards += _link_guards(network, impact, spec.routing)
     lab = render_lab(network, spec.routing, _lab_name(spec, level))
     constraints: list[str] = []
@@ -426,7 +448,7 @@ def _link_guards(network: Network, impact: Impact, routing: Routing) -> list[Pro
         if frozenset((a, b)) in impact.down_links:
             continue
         kind: ProbeKind
-        if routing == "ospf":
+        if routing == "ospf" or (network.internal(a) and network.internal(b)):
             neighbour = network.node(b).loopback
             kind, params, what = "ospf_full", {"neighbor": neighbour}, "a Full OSPF adjacency"
         else:

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from netdojo.labs.spec import DeviceSpec, LabSpec, LinkSpec
 from netdojo.scenarios.topology import Topology
 
-Routing = Literal["static", "ospf", "bgp", "none"]
+Routing = Literal["static", "ospf", "bgp", "ibgp", "none"]
 HOSTS_BY_LEVEL = {1: 2, 2: 3, 3: 4}
 HOST_PREFIXES = ("h", "pc", "srv", "ws", "host")
 
@@ -51,6 +51,8 @@ class Network(BaseModel):
     ospf_areas: dict[str, int] = {}  # link -> OSPF area where not the backbone (multi-area plans)
     router_areas: dict[str, int] = {}  # router -> area of its loopback where not the backbone
     redistributed: list[str] = []  # LAN links announced by redistribution, not `network`
+    core_as: int | None = None  # iBGP plans: the AS of every router but the externals
+    externals: list[str] = []  # iBGP plans: routers of other ASes, one eBGP link each
 
     def node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)
@@ -78,14 +80,27 @@ class Network(BaseModel):
                     graph.add_edge(router.name, iface.peer)
         return graph
 
+    def internal(self, router: str) -> bool:
+        """Whether ``router`` belongs to the core AS of an iBGP plan."""
+        return (
+            self.core_as is not None
+            and self.node(router).role == "router"
+            and router not in self.externals
+        )
+
     def transit_links(self) -> list[tuple[str, str]]:
         return sorted(tuple(sorted(edge)) for edge in self.router_graph().edges)  # type: ignore[misc]
 
 
 def plan_network(
-    topology: Topology, level: int, rng: random.Random, extra_hosts: int = 0
+    topology: Topology,
+    level: int,
+    rng: random.Random,
+    extra_hosts: int = 0,
+    host_routers: list[str] | None = None,
 ) -> Network:
-    """Wire hosts to distinct routers and give every interface an address, all seeded."""
+    """Wire hosts to distinct routers (``host_routers`` when given) and give every interface
+    an address, all seeded."""
     p2p_octet = rng.randint(0, 200)
     p2p_pool = ipaddress.IPv4Network(f"10.{p2p_octet}.0.0/16")
     lan_base = rng.choice(["192.168.{}.0/24", "172.{}.0.0/24", "10.{}.1.0/24"])
@@ -105,7 +120,11 @@ def plan_network(
         )
     host_count = min(HOSTS_BY_LEVEL.get(level, 2) + extra_hosts, len(topology.routers))
     edge_routers = sorted(topology.routers, key=lambda r: (len(topology.neighbours(r)), r))
-    attach = sorted(rng.sample(edge_routers[: max(host_count, len(edge_routers) // 2)], host_count))
+    if host_routers is not None:
+        host_count, attach = len(host_routers), sorted(host_routers)
+    else:
+        candidates = edge_routers[: max(host_count, len(edge_routers) // 2)]
+        attach = sorted(rng.sample(candidates, host_count))
     host_prefix = rng.choice(HOST_PREFIXES)
     lan_numbers = rng.sample([n for n in range(1, 250) if n != p2p_octet], host_count)
     hosts: list[Node] = []
@@ -207,11 +226,13 @@ def redistribution_lines(network: Network, router: Node) -> list[str]:
     ]
 
 
-def ospf_lines(network: Network, router: Node) -> list[str]:
+def ospf_lines(network: Network, router: Node, ports: list[Iface] | None = None) -> list[str]:
     """Fast point-to-point OSPF on transit ports, LAN ports passive; area 0 unless the plan
-    puts a link in another area; LANs marked for redistribution come in as externals."""
+    puts a link in another area; LANs marked for redistribution come in as externals.
+    ``ports`` limits OSPF to some of the router's interfaces."""
+    ports = router.ifaces if ports is None else ports
     lines: list[str] = redistribution_lines(network, router)
-    for iface in router.ifaces:
+    for iface in ports:
         if network.node(iface.peer).role == "router":
             lines += [
                 f"interface {iface.name}",
@@ -232,15 +253,13 @@ def ospf_lines(network: Network, router: Node) -> list[str]:
         " timers throttle lsa all 0",
         " timers lsa min-arrival 0",
     ]
-    lines += [
-        f" passive-interface {i.name}" for i in router.ifaces if network.node(i.peer).role == "host"
-    ]
-    if any(i.link in network.redistributed for i in router.ifaces):
+    lines += [f" passive-interface {i.name}" for i in ports if network.node(i.peer).role == "host"]
+    if any(i.link in network.redistributed for i in ports):
         lines.append(f" redistribute connected route-map {REDISTRIBUTION[1]}")
     lines += [
         f" network {ipaddress.ip_interface(i.address).network} area "
         f"{network.ospf_areas.get(i.link, 0)}"
-        for i in router.ifaces
+        for i in ports
         if i.link not in network.redistributed
     ]
     lines += [f" network {router.loopback}/32 area {network.router_areas.get(router.name, 0)}"]
@@ -277,6 +296,47 @@ def bgp_lines(network: Network, router: Node) -> list[str]:
     return lines
 
 
+def ibgp_lines(network: Network, router: Node) -> list[str]:
+    """A core router: OSPF for links and loopbacks only, iBGP full mesh between loopbacks,
+    next-hop-self towards the mesh where it has an external peer; an external router: eBGP
+    with its one border router. Both announce their LANs in BGP."""
+    if not network.internal(router.name):
+        return bgp_lines(network, router)
+    transit = [i for i in router.ifaces if network.internal(i.peer)]
+    ospf = ospf_lines(network, router, transit)
+    mesh = [r for r in network.routers if network.internal(r.name) and r.name != router.name]
+    externals = [i for i in router.ifaces if i.peer in network.externals]
+    lines = [
+        f"router bgp {network.core_as}",
+        f" bgp router-id {router.loopback}",
+        " no bgp ebgp-requires-policy",
+        " no bgp network import-check",
+        " timers bgp 1 3",
+        " coalesce-time 100",
+    ]
+    for peer in mesh:
+        lines += [
+            f" neighbor {peer.loopback} remote-as {network.core_as}",
+            f" neighbor {peer.loopback} update-source lo",
+            f" neighbor {peer.loopback} timers connect 1",
+        ]
+    for iface in externals:
+        address = network.node(iface.peer).iface_to(router.name).address.split("/")[0]
+        lines += [
+            f" neighbor {address} remote-as {network.node(iface.peer).asn}",
+            f" neighbor {address} timers connect 1",
+        ]
+    lines.append(" address-family ipv4 unicast")
+    lines += [
+        f"  network {ipaddress.ip_interface(i.address).network}"
+        for i in router.ifaces
+        if network.node(i.peer).role == "host"
+    ]
+    if externals:
+        lines += [f"  neighbor {peer.loopback} next-hop-self" for peer in mesh]
+    return [*ospf, *lines, " exit-address-family", "exit"]
+
+
 def static_lines(network: Network, router: Node) -> list[str]:
     return [f"ip route {prefix} {hop}" for prefix, hop in static_routes(network)[router.name]]
 
@@ -298,6 +358,8 @@ def router_config(network: Network, router: Node, routing: Routing) -> str:
         lines += ospf_lines(network, router)
     elif routing == "bgp":
         lines += [*bgp_lines(network, router), "bgp route-map delay-timer 1"]
+    elif routing == "ibgp":
+        lines += [*ibgp_lines(network, router), "bgp route-map delay-timer 1"]
     lines += ["!", ""]
     return "\n".join(lines)
 
@@ -307,7 +369,7 @@ def render_lab(
 ) -> LabSpec:
     """The lab for ``network``; ``daemons`` defaults to what ``routing`` needs."""
     devices: list[DeviceSpec] = []
-    needs = {"ospf": {"ospfd"}, "bgp": {"bgpd"}}.get(routing, set())
+    needs = {"ospf": {"ospfd"}, "bgp": {"bgpd"}, "ibgp": {"ospfd", "bgpd"}}.get(routing, set())
     enabled = daemons if daemons is not None else needs
     for node in network.nodes:
         if node.role == "router":
