@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from netdojo.labs.runtime import LiveLab
 from netdojo.scenarios.model import Probe
+from netdojo.tools.reachability import parse_traceroute
 
 
 class ProbeResult(BaseModel):
@@ -117,6 +118,19 @@ async def _tcp(lab: LiveLab, probe: Probe) -> Observed:
     return done.ok, f"{probe.device} -> {target}:{port} {state}"
 
 
+async def _path(lab: LiveLab, probe: Probe) -> Observed:
+    target, owners = probe.params["target"], probe.params["owners"]
+    argv = ["traceroute", "-n", "-q", "1", "-w", "1", "-m", "30", target]
+    done = await lab.exec(probe.device, argv, timeout=45)
+    trace = parse_traceroute(probe.device, target, target, done.stdout)
+    crossed = [owners.get(h.address or "", h.address or "*") for h in trace.hops]
+    if trace.reached:
+        crossed = crossed[:-1]
+    holds = trace.reached and crossed == probe.params["routers"]
+    arrival = "arrives" if trace.reached else "does not arrive"
+    return holds, f"{probe.device} -> {target} crosses {' '.join(crossed) or 'nothing'}, {arrival}"
+
+
 CHECKS: dict[str, Callable[[LiveLab, Probe], Awaitable[Observed]]] = {
     "ping": _ping,
     "route": _route,
@@ -127,6 +141,7 @@ CHECKS: dict[str, Callable[[LiveLab, Probe], Awaitable[Observed]]] = {
     "address": _address,
     "bgp_session": _bgp_session,
     "tcp": _tcp,
+    "path": _path,
 }
 
 

@@ -19,7 +19,13 @@ from netdojo.scenarios.network import (
     render_lab,
     static_lines,
 )
-from netdojo.scenarios.path_intent import choose_path, cost_lines, path_probes, path_sentence
+from netdojo.scenarios.path_intent import (
+    choose_path,
+    cost_lines,
+    path_probes,
+    path_sentence,
+    traceroute_probes,
+)
 
 INTENTS = {
     "static": (
@@ -181,7 +187,7 @@ def constructive_hidden(
             for router in network.routers
             if (lines := lines_for(network, router))
         ]
-        targets += path_probes(network, intent_path)
+        targets += path_probes(network, intent_path) + traceroute_probes(network, intent_path)
     if layout == "prose":
         brief = f"{intent} {' '.join(rules)} Submit when the network works."
     else:

@@ -24,6 +24,8 @@ ProbeKind = Literal[
     "address",  # device's params.interface carries params.address (params.expect)
     "bgp_session",  # device's BGP session with params.peer (address) is Established
     "tcp",  # device can open a TCP connection to params.target:params.port (params.expect)
+    "path",  # device's traceroute to params.target crosses params.routers, in order, and
+    # arrives; params.owners maps each router address to its router
 ]
 
 

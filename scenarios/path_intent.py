@@ -95,6 +95,34 @@ def path_probes(network: Network, intent: PathIntent) -> list[Probe]:
     return probes
 
 
+def traceroute_probes(network: Network, intent: PathIntent) -> list[Probe]:
+    """Each site's traceroute to the other crosses the designated routers, in order."""
+    owners = {
+        iface.address.split("/")[0]: router.name
+        for router in network.routers
+        for iface in router.ifaces
+    }
+    ends = (
+        (intent.source_host, intent.target_host, intent.routers),
+        (intent.target_host, intent.source_host, intent.routers[::-1]),
+    )
+    return [
+        Probe(
+            id=f"target:traceroute:{source}-{target}",
+            description=f"{source}'s traceroute to {target} crosses {', '.join(routers)}",
+            kind="path",
+            device=source,
+            params={
+                "target": network.host_address(target),
+                "routers": routers,
+                "owners": owners,
+                "expect": True,
+            },
+        )
+        for source, target, routers in ends
+    ]
+
+
 def path_sentence(intent: PathIntent, rng: random.Random) -> str:
     hops = [intent.source_host, *intent.routers, intent.target_host]
     path = rng.choice(PATH_FORMS).format(
