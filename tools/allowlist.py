@@ -23,6 +23,8 @@ IP_ABBREVIATIONS = {"a": "address", "addr": "address", "l": "link", "r": "route"
 FORBIDDEN_WORDS = {"netns", "vrf", "-batch", "-b", "-force", "--modprobe", "-f", "include"}
 _FRR_CLEAR = re.compile(r"^clear (ip ospf (process|neighbor)|(ip )?bgp)( [\w.:/*-]+)*$")
 NFT_VERBS = {"add", "insert", "delete", "replace", "flush", "create"}
+SYSCTL_KEY = re.compile(r"^net(\.[\w-]+)+$")
+MAX_COMMAND_CHARS = 2048
 
 
 class CommandRefused(ValueError):
@@ -37,12 +39,51 @@ class CommandRefused(ValueError):
 
 def split_words(text: str, refusal: type[CommandRefused], what: str = "command") -> list[str]:
     """Split ``text`` into words as a shell would, without ever running one."""
-    if any(c in text for c in "\x00\n\r"):
+    if len(text) > MAX_COMMAND_CHARS:
+        raise refusal(f"a {what} may have at most {MAX_COMMAND_CHARS} characters")
+    if any(_is_control(c) for c in text):
         raise refusal(f"control characters are not allowed in a {what}")
+    if not text.isascii() and not _encodable(text):
+        raise refusal(f"the {what} is not valid Unicode text")
     try:
         return shlex.split(text)
     except ValueError as exc:
         raise refusal(f"cannot parse the {what} ({exc})") from None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _is_control(char: str) -> bool:
+    return char != "\t" and (ord(char) < 32 or ord(char) == 127)
+
+
+def nft_problem(words: list[str]) -> str | None:
+    """Why an nft command line is refused, if it is: nft joins its arguments into one script,
+    so a `;` outside braces and strings starts a second command, and `include` reads a file."""
+    script = " ".join(words)
+    if "include" in script:
+        return "nft include is not allowed"
+    depth, quoted = 0, False
+    for char in script:
+        if char == '"':
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth < 0:
+                return "unbalanced braces"
+        elif char == ";" and depth == 0:
+            return "one nft command per call (`;` only inside braces)"
+    return None
 
 
 def parse_command(command: str) -> list[str]:
@@ -61,15 +102,26 @@ def parse_command(command: str) -> list[str]:
     elif program in ("iptables", "ip6tables"):
         if len(argv) < 2:
             raise CommandRefused("iptables needs a rule operation")
+        if any(_abbreviates("--modprobe", word.split("=")[0]) for word in argv[1:]):
+            raise CommandRefused("--modprobe is not allowed")
     elif program == "nft":
         if len(argv) < 2 or argv[1] not in NFT_VERBS:
             raise CommandRefused(f"nft verb must be one of {', '.join(sorted(NFT_VERBS))}")
+        problem = nft_problem(argv[1:])
+        if problem:
+            raise CommandRefused(problem)
     elif program == "sysctl":
-        if len(argv) != 3 or argv[1] != "-w" or not argv[2].startswith("net."):
+        key = argv[2].split("=")[0] if len(argv) == 3 else ""
+        if argv[1:2] != ["-w"] or "=" not in argv[-1] or not SYSCTL_KEY.match(key):
             raise CommandRefused("sysctl is allowed only as `sysctl -w net.KEY=VALUE`")
     else:
         raise CommandRefused(f"{program!r} is not an allowed program")
     return argv
+
+
+def _abbreviates(option: str, word: str) -> bool:
+    """Whether getopt_long would take ``word`` for ``option`` (a unique prefix of 4+ chars)."""
+    return len(word) >= 4 and option.startswith(word)
 
 
 def _frr_clear(argv: list[str]) -> list[str]:

@@ -14,7 +14,7 @@ from netdojo.tools.allowlist import CommandRefused, split_words
 
 MAX_SECONDS = 30.0
 MAX_PACKETS = 200
-_INTERFACE = re.compile(r"^(eth\d{1,3}|lo|any)$")
+_INTERFACE = re.compile(r"eth\d{1,3}|lo|any")
 
 
 class PacketSummary(BaseModel):
@@ -46,7 +46,7 @@ class CaptureRefused(CommandRefused):
 
 def tcpdump_argv(interface: str, filter_expression: str, max_packets: int, path: str) -> list[str]:
     """The tcpdump argv; the filter is split into words after `--`, never into options."""
-    if not _INTERFACE.match(interface):
+    if not _INTERFACE.fullmatch(interface):
         raise CaptureRefused(f"interface {interface!r} is not a device interface")
     words = split_words(filter_expression, CaptureRefused, "filter")
     if any(w.startswith("-") for w in words):

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from netdojo.tools.allowlist import CommandRefused, split_words
+from netdojo.tools.allowlist import CommandRefused, nft_problem, split_words
 
 READ_FORMS = (
     "show ... (any FRR show command, without `|` filters)",
@@ -167,6 +167,9 @@ def _check_nft(argv: list[str]) -> None:
         raise ReadRefused("nft reads must be `nft [-a] [-j] list ...`")
     if any(a.startswith("-") for a in args):
         raise ReadRefused("nft options go before `list`")
+    problem = nft_problem(args)
+    if problem:
+        raise ReadRefused(problem)
 
 
 def _check_file_read(argv: list[str]) -> None:
