@@ -31,6 +31,7 @@ from netdojo.tools.capture import (
     decode_pcap,
     tcpdump_argv,
 )
+from netdojo.tools.config_allowlist import check_config_lines
 from netdojo.tools.reachability import (
     PingResult,
     TracerouteResult,
@@ -39,7 +40,7 @@ from netdojo.tools.reachability import (
 )
 from netdojo.tools.read_allowlist import parse_read, split_trailing_json
 from netdojo.tools.topology import TopologyView, topology_view
-from netdojo.tools.trajectory import Trajectory
+from netdojo.tools.trajectory import Trajectory, storable
 
 MAX_PING_COUNT = 10
 GRACE_S = 10.0  # beyond a command's own timeout, for the docker API round trips
@@ -220,6 +221,7 @@ class LabTools:
 
     async def configure(self, device: str, lines: list[str]) -> actions.ConfigureResult:
         async def run() -> actions.ConfigureResult:
+            check_config_lines(lines)
             self._device(device)
             if not lines:
                 raise ToolFailure("give at least one configuration line")
@@ -345,5 +347,5 @@ class LabTools:
 
         result = await self._recorded("submit", {"summary": summary}, run, lambda r: "submitted")
         self.submitted = True
-        self.trajectory.submitted = summary
+        self.trajectory.submitted = storable(summary)
         return result

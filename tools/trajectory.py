@@ -11,6 +11,18 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 
+def storable(value: Any) -> Any:
+    """``value`` with text that UTF-8 cannot encode (lone surrogates, which Python's json
+    accepts) replaced, so a hostile argument cannot make the trajectory unwritable."""
+    if isinstance(value, str):
+        return value.encode(errors="replace").decode()
+    if isinstance(value, dict):
+        return {storable(k): storable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [storable(v) for v in value]
+    return value
+
+
 class Step(BaseModel):
     index: int
     time: str = Field(description="UTC time the call started, ISO 8601")
@@ -51,7 +63,7 @@ class Trajectory(BaseModel):
             index=len(self.steps),
             time=datetime.fromtimestamp(wall, UTC).isoformat(timespec="milliseconds"),
             tool=tool,
-            arguments=arguments,
+            arguments=storable(arguments),
             ok=ok,
             summary=summary,
             result=result,
