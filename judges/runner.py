@@ -2,7 +2,8 @@
 
 The agent is any coroutine given the `Episode` (its tools, brief and trajectory); the servers
 wrap purple agents reached over A2A into one. Whatever happens, the lab is removed and the
-episode ends with a record carrying a precise outcome.
+episode ends with a record carrying a precise outcome. A lab that breaks under the agent (a
+device that dies, an engine that stops answering) is the harness's failure: `infra_error`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from netdojo.judges.verdict import (
     decide,
     safety_of,
 )
+from netdojo.labs.errors import LabError
 from netdojo.scenarios.model import Scenario
 from netdojo.tools.lab_tools import ToolLimits
 from netdojo.tools.trajectory import Trajectory
@@ -68,7 +70,11 @@ class EpisodeRecord(BaseModel):
     outcome: Outcome
     verdict: Verdict | None = None
     timings: Timings = Field(default_factory=Timings)
+    slot: int | None = Field(default=None, description="position in the assessment's schedule")
     attempts: int = 1
+    retried_because: str | None = Field(
+        default=None, description="the first attempt's outcome and error, when it was rerun"
+    )
     error: str | None = None
     trajectory: Trajectory | None = Field(default=None, exclude=True)
 
@@ -131,14 +137,14 @@ async def run_episode(
         record.error = str(exc)
         return record
     except Exception as exc:  # the lab would not come up: the harness's failure, not the agent's
-        record.error = f"{type(exc).__name__}: {exc}"
+        record.error = describe(exc)
         return record
     record.timings.ready_s = round(time.monotonic() - started, 2)
     record.trajectory = episode.trajectory
     try:
         await _judge(episode, agent, budgets, record)
     except Exception as exc:
-        record.outcome, record.error = "infra_error", f"{type(exc).__name__}: {exc}"
+        record.outcome, record.error = "infra_error", describe(exc)
     finally:
         teardown = time.monotonic()
         await episode.close()
@@ -153,12 +159,16 @@ async def _judge(episode: Episode, agent: Agent, budgets: Budgets, record: Episo
     targets = hidden.targets
     passed_at_start = sum(t.id in passing for t in targets) / len(targets) if targets else 1.0
     monitor = FlowMonitor(episode.lab, hidden.guards)
+    failures_before = len(episode.lab.failures)
     turn_started = time.monotonic()
     async with anyio.create_task_group() as group:
         group.start_soon(monitor.watch)
         report = await _agent_turn(episode, agent, budgets.time_budget_s)
         group.cancel_scope.cancel()
     agent_s = time.monotonic() - turn_started
+    broken = episode.lab.failures[failures_before:] + await episode.lab.health()
+    if broken:
+        raise LabError(f"the lab broke during the agent's turn: {'; '.join(dict.fromkeys(broken))}")
     watched: MonitorReport = monitor.finish(agent_s)
     judge_started = time.monotonic()
     grade = await _grade_settled(episode)
@@ -181,6 +191,8 @@ async def _judge(episode: Episode, agent: Agent, budgets: Budgets, record: Episo
         detail=report.detail,
     )
     record.outcome = record.verdict.outcome
+    if record.outcome == "environment_invalid":
+        record.error = "the task was found solved although the agent changed nothing"
     record.timings.agent_s = round(agent_s, 2)
     record.timings.judge_s = round(time.monotonic() - judge_started, 2)
 
@@ -193,5 +205,13 @@ async def run_episode_with_retry(
     if record.outcome in NOT_THE_AGENTS:
         retried = await run_episode(scenario, agent, budgets, f"{episode_id}-retry", trial)
         retried.attempts = 2
+        retried.retried_because = f"{record.outcome}: {record.error}"
         return retried
     return record
+
+
+def describe(exc: BaseException) -> str:
+    """One line for an error; a task group's errors by their first."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"

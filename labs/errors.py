@@ -29,3 +29,7 @@ class UnknownDeviceError(LabError):
         self.name = name
         self.valid = valid
         super().__init__(f"unknown device {name!r}; devices are: {', '.join(sorted(valid))}")
+
+
+class EngineUnavailable(LabError):
+    """The Docker engine did not answer (stopped, restarting or unreachable)."""

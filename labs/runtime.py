@@ -17,8 +17,8 @@ import sys
 import tarfile
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -27,8 +27,9 @@ import anyio
 from docker.errors import APIError, NotFound
 from docker.models.containers import Container
 from pydantic import BaseModel
+from requests.exceptions import ConnectionError as EngineConnectionError
 
-from netdojo.labs.errors import LabError, UnknownDeviceError
+from netdojo.labs.errors import EngineUnavailable, LabError, UnknownDeviceError
 from netdojo.labs.image import device_image
 from netdojo.labs.kathara_backend import (
     docker_client,
@@ -45,6 +46,7 @@ STARTUP_DONE = "/tmp/EOS"
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_MAX_OUTPUT = 64 * 1024
 POLL_S = 0.1
+ENGINE_WAIT_S = 120.0  # how long a teardown waits for an engine that does not answer
 
 
 class ExecResult(BaseModel):
@@ -77,6 +79,8 @@ class LiveLab:
         self.name = name
         self.lab_hash = lab_hash
         self.timings = Timings()
+        self.failures: list[str] = []
+        """Docker failures met by this lab's calls: a device that is gone, a silent engine."""
         self._containers: dict[str, Container] = {}
 
     @property
@@ -89,10 +93,25 @@ class LiveLab:
         except KeyError:
             raise UnknownDeviceError(device, self.devices) from None
 
+    def _failed(self, error: LabError) -> LabError:
+        self.failures.append(str(error))
+        return error
+
+    @contextmanager
+    def _engine(self, what: str) -> Iterator[None]:
+        """Turn a connection failure to the Docker engine into `EngineUnavailable`."""
+        try:
+            yield
+        except EngineConnectionError:
+            raise self._failed(
+                EngineUnavailable(f"{what}: the Docker engine did not answer")
+            ) from None
+
     def _attach(self) -> None:
-        found = docker_client().containers.list(
-            all=True, filters={"label": [f"lab_hash={self.lab_hash}", "app=kathara"]}
-        )
+        with self._engine(f"lab {self.name}"):
+            found = docker_client().containers.list(
+                all=True, filters={"label": [f"lab_hash={self.lab_hash}", "app=kathara"]}
+            )
         self._containers = {c.labels["name"]: c for c in found}
         missing = set(self.devices) - set(self._containers)
         if missing:
@@ -112,11 +131,12 @@ class LiveLab:
         wrapped = ["timeout", "-k", "1", f"{timeout:g}", *argv]
         started = time.monotonic()
         try:
-            exec_id = api.exec_create(container.id, wrapped, stdout=True, stderr=True)["Id"]
-            out, err, truncated = _read_capped(api, exec_id, max_output)
-            code = api.exec_inspect(exec_id).get("ExitCode")
+            with self._engine(f"exec in {device}"):
+                exec_id = api.exec_create(container.id, wrapped, stdout=True, stderr=True)["Id"]
+                out, err, truncated = _read_capped(api, exec_id, max_output)
+                code = api.exec_inspect(exec_id).get("ExitCode")
         except (APIError, NotFound) as exc:
-            raise LabError(f"exec in {device} failed: {exc}") from None
+            raise self._failed(LabError(f"exec in {device} failed: {exc}")) from None
         duration = time.monotonic() - started
         return ExecResult(
             device=device,
@@ -144,7 +164,8 @@ class LiveLab:
     # files -----------------------------------------------------------------------------
     def read_bytes_sync(self, device: str, path: str) -> bytes:
         try:
-            stream, _ = self._container(device).get_archive(path)
+            with self._engine(f"reading {path} in {device}"):
+                stream, _ = self._container(device).get_archive(path)
         except NotFound:
             raise LabError(f"{device}: no such file {path}") from None
         with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
@@ -165,8 +186,10 @@ class LiveLab:
             info.size, info.mode, info.mtime = len(data), mode, int(time.time())
             tar.addfile(info, io.BytesIO(data))
         container = self._container(device)
-        container.exec_run(["mkdir", "-p", str(target.parent)])
-        if not container.put_archive(str(target.parent), buffer.getvalue()):
+        with self._engine(f"writing {path} in {device}"):
+            container.exec_run(["mkdir", "-p", str(target.parent)])
+            written = container.put_archive(str(target.parent), buffer.getvalue())
+        if not written:
             raise LabError(f"{device}: writing {path} failed")
 
     async def read_bytes(self, device: str, path: str) -> bytes:
@@ -191,6 +214,23 @@ class LiveLab:
         for command in commands:
             argv += ["-c", command]
         return await self.exec(device, argv, timeout=timeout)
+
+    # health ----------------------------------------------------------------------------
+    def health_sync(self) -> list[str]:
+        """What is wrong with the lab's devices: one line per device that is not running."""
+        with self._engine(f"lab {self.name}"):
+            found = exec_client().api.containers(
+                all=True, filters={"label": [f"lab_hash={self.lab_hash}", "app=kathara"]}
+            )
+        states = {c["Labels"].get("name"): c["State"] for c in found}
+        return [
+            f"device {device} is {states.get(device, 'gone')}"
+            for device in self.devices
+            if states.get(device) != "running"
+        ]
+
+    async def health(self) -> list[str]:
+        return await anyio.to_thread.run_sync(self.health_sync)
 
     # readiness -------------------------------------------------------------------------
     async def wait_startup(self, deadline_s: float = 120.0) -> None:
@@ -336,18 +376,38 @@ async def start_lab(spec: LabSpec, name: str | None = None, persistent: bool = F
     return live
 
 
-async def stop_lab(live: LiveLab) -> None:
+async def stop_lab(live: LiveLab, engine_wait_s: float = ENGINE_WAIT_S) -> None:
     """Remove the lab's containers and networks directly (netdojo devices have no shutdown
-    scripts), then let Kathará sweep whatever it still knows of."""
+    scripts), then let Kathará sweep whatever it still knows of.
+
+    While the engine does not answer (restarting, say), retry for up to ``engine_wait_s``:
+    a lab must not outlive a short outage of the engine.
+    """
     started = time.monotonic()
-    kathara = await anyio.to_thread.run_sync(manager)
     try:
-        await _remove_objects(live.lab_hash)
-        await anyio.to_thread.run_sync(partial(kathara.undeploy_lab, lab_hash=live.lab_hash))
+        while True:
+            try:
+                kathara = await anyio.to_thread.run_sync(manager)
+                await _remove_objects(live.lab_hash)
+                await anyio.to_thread.run_sync(
+                    partial(kathara.undeploy_lab, lab_hash=live.lab_hash)
+                )
+                break
+            except Exception as exc:
+                if not engine_down(exc) or time.monotonic() - started > engine_wait_s:
+                    raise
+                await anyio.sleep(1.0)
     finally:
         forget_lab(live.lab_hash)
         _spec_file(live.name).unlink(missing_ok=True)
     live.timings.undeploy_s = time.monotonic() - started
+
+
+def engine_down(exc: BaseException) -> bool:
+    """Whether ``exc`` (or every error in a group) says the engine did not answer."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(engine_down(inner) for inner in exc.exceptions)
+    return isinstance(exc, EngineConnectionError | EngineUnavailable)
 
 
 def stop_lab_detached(live: LiveLab) -> int:
