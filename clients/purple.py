@@ -6,6 +6,9 @@ tool list for an agent that works by messages (``mode: "text"``). In MCP mode th
 on the endpoint, calls `submit`, and the reply carries its summary and token usage. In text
 mode each reply is one action, ``{"tool": …, "arguments": …}``, and the green agent answers
 with the tool's result in the same context until the policy submits.
+
+A caller that goes away (the green agent's budget ran out, its process died, the connection
+broke) stops the policy working for it: nothing keeps running for nobody.
 """
 
 from __future__ import annotations
@@ -15,17 +18,23 @@ import json
 from collections.abc import Callable
 from typing import Any, Literal
 
+import anyio
 from a2a.helpers import get_data_parts, get_message_text, new_data_part, new_message, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
+from a2a.server.routes import DefaultServerCallContextBuilder
 from a2a.types import Message, Role
 from pydantic import BaseModel, ValidationError
+from starlette.requests import Request
 
 from netdojo.clients.agents import Policy, ScenarioRef, Task
 from netdojo.clients.session import ToolCallError, connect
 
 HANDOFF_KEY = "netdojo_episode"
 RESULT_KEY = "netdojo_result"
+CALLER_KEY = "netdojo_caller"
+CALLER_POLL_S = 0.5
 
 
 class Handoff(BaseModel):
@@ -69,6 +78,26 @@ def _reply(context: RequestContext, text: str, data: dict[str, Any]) -> Message:
     )
 
 
+class CallerContextBuilder(DefaultServerCallContextBuilder):
+    """Keeps each call's HTTP request in its context, so the executor can tell when the caller
+    has gone."""
+
+    def build(self, request: Request) -> ServerCallContext:
+        context = super().build(request)
+        context.state[CALLER_KEY] = request
+        return context
+
+
+async def _caller_gone(context: RequestContext) -> None:
+    """Return once the HTTP caller of this request has disconnected (never, without one)."""
+    request = context.call_context.state.get(CALLER_KEY)
+    if not isinstance(request, Request):
+        await anyio.sleep_forever()
+        return
+    while not await request.is_disconnected():
+        await anyio.sleep(CALLER_POLL_S)
+
+
 class PurpleExecutor(AgentExecutor):
     """Runs a fresh policy from ``make_policy`` per episode."""
 
@@ -77,6 +106,24 @@ class PurpleExecutor(AgentExecutor):
         self._text: dict[str, tuple[TextSession, asyncio.Task[str]]] = {}
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        """Answer the request, unless its caller goes away first: then the policy stops."""
+        replies: list[Message] = []
+        async with anyio.create_task_group() as group:
+
+            async def answer() -> None:
+                replies.append(await self._answer(context))
+                group.cancel_scope.cancel()
+
+            group.start_soon(answer)
+            await _caller_gone(context)
+            group.cancel_scope.cancel()
+        if not replies:
+            self._drop(context)
+            text = "stopped: the caller went away"
+            replies.append(_reply(context, text, {"error": text}))
+        await event_queue.enqueue_event(replies[0])
+
+    async def _answer(self, context: RequestContext) -> Message:
         message = context.message
         assert message is not None
         if (context.context_id or "") in self._text:
@@ -98,7 +145,7 @@ class PurpleExecutor(AgentExecutor):
                     reply = await self._work_on_endpoint(context, task)
                 else:
                     reply = await self._start_text(context, task)
-        await event_queue.enqueue_event(reply)
+        return reply
 
     async def _work_on_endpoint(self, context: RequestContext, task: Task) -> Message:
         if not task.mcp_url or not task.token:
@@ -141,6 +188,10 @@ class PurpleExecutor(AgentExecutor):
         return _reply(context, json.dumps(chosen), {"action": chosen, "usage": usage})
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        self._drop(context)
+
+    def _drop(self, context: RequestContext) -> None:
+        """Stop a text-mode policy waiting in this context, if any."""
         entry = self._text.pop(context.context_id or "", None)
         if entry is not None:
             entry[1].cancel()

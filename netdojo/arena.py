@@ -13,7 +13,7 @@ from mcp import Client
 from starlette.applications import Starlette
 
 from netdojo.clients.agents import POLICIES, Policy, ScenarioRef, Task
-from netdojo.clients.purple import PurpleExecutor
+from netdojo.clients.purple import CallerContextBuilder, PurpleExecutor
 from netdojo.clients.session import ToolSession
 from netdojo.judges.episode import Episode
 from netdojo.judges.runner import Agent, AgentReport
@@ -78,7 +78,8 @@ def purple_app(name: str, base_url: str) -> Starlette:
         examples=[],
     )
     card = agent_card(f"netdojo-{name}", PURPLE_AGENTS[name], base_url, [skill], streaming=False)
-    return Starlette(routes=a2a_routes(card, PurpleExecutor(make_policy)))
+    executor = PurpleExecutor(make_policy)
+    return Starlette(routes=a2a_routes(card, executor, CallerContextBuilder()))
 
 
 def green_app(host: str, port: int, public_url: str | None = None) -> Starlette:

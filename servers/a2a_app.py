@@ -6,7 +6,12 @@ from typing import Any
 
 from a2a.server.agent_execution import AgentExecutor
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
+from a2a.server.routes import (
+    ServerCallContextBuilder,
+    create_agent_card_routes,
+    create_jsonrpc_routes,
+    create_rest_routes,
+)
 from a2a.server.tasks import InMemoryTaskStore
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 
@@ -39,12 +44,17 @@ def agent_card(
     )
 
 
-def a2a_routes(card: AgentCard, executor: AgentExecutor) -> list[Any]:
+def a2a_routes(
+    card: AgentCard,
+    executor: AgentExecutor,
+    context_builder: ServerCallContextBuilder | None = None,
+) -> list[Any]:
+    """The card and both bindings; ``context_builder`` shapes each call's context."""
     handler = DefaultRequestHandler(
         agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card
     )
     return [
         *create_agent_card_routes(card),
-        *create_jsonrpc_routes(handler, rpc_url=JSONRPC_PATH),
-        *create_rest_routes(handler, path_prefix=REST_PATH),
+        *create_jsonrpc_routes(handler, rpc_url=JSONRPC_PATH, context_builder=context_builder),
+        *create_rest_routes(handler, path_prefix=REST_PATH, context_builder=context_builder),
     ]
