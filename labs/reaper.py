@@ -8,6 +8,7 @@ and labs that netdojo did not create are never touched.
 from __future__ import annotations
 
 import subprocess
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from netdojo.labs.kathara_backend import LAB_LABEL, OWNER_LABEL, docker_client, 
 from netdojo.labs.paths import sub_dir
 
 BRIDGE_PREFIX = "kt-"
+ORPHAN_GRACE_S = 2.0
 
 
 class LabInfo(BaseModel):
@@ -35,6 +37,17 @@ class ReapReport(BaseModel):
     bridges: list[str] = []
     rules: int = 0
 
+    def line(self) -> str:
+        return (
+            f"reaped {len(self.labs)} lab(s) ({self.containers} containers, "
+            f"{self.networks} networks), {len(self.bridges)} orphan bridge(s), "
+            f"{self.rules} orphan rule(s)"
+        )
+
+    @property
+    def empty(self) -> bool:
+        return not (self.labs or self.bridges or self.rules)
+
 
 def netdojo_labs() -> list[LabInfo]:
     """Every lab netdojo created that still has a container or a network."""
@@ -43,12 +56,13 @@ def netdojo_labs() -> list[LabInfo]:
     devices: dict[str, list[str]] = defaultdict(list)
     networks: dict[str, int] = defaultdict(int)
     meta: dict[str, tuple[str, str]] = {}
-    for container in client.containers.list(all=True, filters=selector):
-        labels = container.labels
+    # One listing call each, with no per-object inspect: other labs come and go meanwhile.
+    for container in client.api.containers(all=True, filters=selector):
+        labels = container["Labels"]
         devices[labels["lab_hash"]].append(labels["name"])
         meta[labels["lab_hash"]] = (labels.get(LAB_LABEL, ""), labels[OWNER_LABEL])
-    for network in client.networks.list(filters=selector):
-        labels = network.attrs.get("Labels") or {}
+    for network in client.api.networks(filters=selector):
+        labels = network.get("Labels") or {}
         lab_hash = labels.get("lab_hash", "")
         networks[lab_hash] += 1
         meta.setdefault(lab_hash, (labels.get(LAB_LABEL, ""), labels[OWNER_LABEL]))
@@ -91,26 +105,48 @@ def reap() -> ReapReport:
 LAB_CHAINS = (("filter", "FORWARD"), ("filter", "INPUT"), ("raw", "PREROUTING"))
 
 
-def _orphan_bridges() -> tuple[list[str], int]:
-    """Remove ``kt-`` bridges and their host rules whose Docker network no longer exists."""
-    live = {n.id[:12] for n in docker_client().networks.list()}
-
-    def orphan(name: str) -> bool:
-        return name.startswith(BRIDGE_PREFIX) and name[len(BRIDGE_PREFIX) :] not in live
-
-    bridges = [path.name for path in Path("/sys/class/net").iterdir() if orphan(path.name)]
-    for bridge in bridges:
-        subprocess.run(["ip", "link", "del", bridge], capture_output=True, check=False)
-    rules = 0
+def _lab_rules() -> list[tuple[str, str, list[str]]]:
+    """Host rules naming a ``kt-`` bridge as input: (table, bridge, the rule's arguments)."""
+    found = []
     for table, chain in LAB_CHAINS:
         listing = subprocess.run(
             ["iptables", "-w", "-t", table, "-S", chain], capture_output=True, text=True
         )
         for line in listing.stdout.splitlines():
             parts = line.split()
-            if parts[:1] == ["-A"] and "-i" in parts and orphan(parts[parts.index("-i") + 1]):
-                subprocess.run(
-                    ["iptables", "-w", "-t", table, "-D", *parts[1:]], capture_output=True
-                )
-                rules += 1
+            if parts[:1] == ["-A"] and "-i" in parts:
+                bridge = parts[parts.index("-i") + 1]
+                if bridge.startswith(BRIDGE_PREFIX):
+                    found.append((table, bridge, parts[1:]))
+    return found
+
+
+def _orphans() -> set[str]:
+    """``kt-`` bridges, present or named by a rule, whose Docker network does not exist."""
+    live = {n.id[:12] for n in docker_client().networks.list()}
+    bridges = {p.name for p in Path("/sys/class/net").iterdir() if p.name.startswith(BRIDGE_PREFIX)}
+    named = bridges | {bridge for _, bridge, _ in _lab_rules()}
+    return {name for name in named if name[len(BRIDGE_PREFIX) :] not in live}
+
+
+def _orphan_bridges() -> tuple[list[str], int]:
+    """Remove ``kt-`` bridges and their host rules whose Docker network no longer exists.
+
+    The network driver makes a bridge just before Docker lists its network, so a bridge counts
+    as orphaned only when it is still without a network after a short grace: a lab being
+    deployed meanwhile keeps its bridges.
+    """
+    suspects = _orphans()
+    if not suspects:
+        return [], 0
+    time.sleep(ORPHAN_GRACE_S)
+    orphans = suspects & _orphans()
+    bridges = sorted(b for b in orphans if Path("/sys/class/net", b).exists())
+    for bridge in bridges:
+        subprocess.run(["ip", "link", "del", bridge], capture_output=True, check=False)
+    rules = 0
+    for table, bridge, rule in _lab_rules():
+        if bridge in orphans:
+            subprocess.run(["iptables", "-w", "-t", table, "-D", *rule], capture_output=True)
+            rules += 1
     return bridges, rules

@@ -117,11 +117,7 @@ def reap() -> None:
     from netdojo.labs.reaper import reap as run_reap
 
     report = run_reap()
-    console.print(
-        f"reaped {len(report.labs)} lab(s) ({report.containers} containers, "
-        f"{report.networks} networks), {len(report.bridges)} orphan bridge(s), "
-        f"{report.rules} orphan rule(s)"
-    )
+    console.print(report.line())
     for name in report.labs:
         console.print(f"  - {name}")
 
