@@ -50,10 +50,22 @@ async def _route(lab: LiveLab, probe: Probe) -> Observed:
     evidence = f"{probe.device}: {prefix} via {described} ({selected.get('protocol')})"
     holds = True
     if "via" in probe.params:
-        holds = any(h.get("ip") == probe.params["via"] for h in hops)
+        matches = [h.get("ip") == probe.params["via"] for h in hops]
+        holds = all(matches) if probe.params.get("sole") else any(matches)
     if probe.params.get("blackhole"):
         holds = holds and any(h.get("blackhole") for h in hops)
     return holds, evidence
+
+
+async def _bgp_route(lab: LiveLab, probe: Probe) -> Observed:
+    prefix, peer = probe.params["prefix"], probe.params["not_from"]
+    routed, evidence = await _route(lab, probe.model_copy(update={"params": {"prefix": prefix}}))
+    done = await lab.vtysh(probe.device, f"show bgp ipv4 unicast {prefix} json")
+    paths = _vtysh_json(done.stdout).get("paths", [])
+    peers = [str(p.get("peer", {}).get("peerId", "")) for p in paths]
+    learnt = peer in peers
+    evidence += f"; BGP paths from {', '.join(peers) or 'no peer'}"
+    return routed and not learnt, evidence
 
 
 async def _ospf_full(lab: LiveLab, probe: Probe) -> Observed:
@@ -142,6 +154,7 @@ CHECKS: dict[str, Callable[[LiveLab, Probe], Awaitable[Observed]]] = {
     "bgp_session": _bgp_session,
     "tcp": _tcp,
     "path": _path,
+    "bgp_route": _bgp_route,
 }
 
 

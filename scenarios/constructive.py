@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from typing import Literal
 
 from netdojo.scenarios.model import HiddenHalf, Probe, configure
 from netdojo.scenarios.network import (
@@ -26,7 +27,14 @@ from netdojo.scenarios.path_intent import (
     path_sentence,
     traceroute_probes,
 )
+from netdojo.scenarios.transit_intent import (
+    choose_stub_as,
+    policy_lines,
+    transit_probes,
+    transit_sentence,
+)
 
+IntentKind = Literal["path", "no_transit"]
 INTENTS = {
     "static": (
         "Configure static routing on the routers so that every host can reach every other host.",
@@ -123,10 +131,11 @@ def constructive_hidden(
     level: int,
     lab_name: str,
     rng: random.Random,
-    path: bool = False,
+    intent_kind: IntentKind | None = None,
 ) -> tuple[HiddenHalf, str, list[str]]:
-    """The hidden half, the brief and the constraints of a build-the-routing task; with
-    ``path``, an OSPF build must also pin one flow to a designated path."""
+    """The hidden half, the brief and the constraints of a build-the-routing task; an
+    ``intent_kind`` adds a policy the build must meet: an OSPF flow pinned to a designated
+    path, or an AS that must not give transit."""
     daemons = {"ospf": {"ospfd"}, "bgp": {"bgpd"}}.get(routing, set())
     lab = render_lab(network, "none", lab_name, daemons=daemons)
     lines_for = {"ospf": ospf_lines, "bgp": bgp_lines}.get(routing, static_lines)
@@ -177,7 +186,7 @@ def constructive_hidden(
     if routing == "bgp":
         intent += " " + ", ".join(f"{r.name} is AS {r.asn}" for r in network.routers) + "."
     layout = rng.choice(("prose", "list"))
-    if path:
+    if intent_kind == "path":
         intent_path = choose_path(network, rng)
         if intent_path is None:
             raise ValueError("no alternative path between any two sites")
@@ -188,6 +197,13 @@ def constructive_hidden(
             if (lines := lines_for(network, router))
         ]
         targets += path_probes(network, intent_path) + traceroute_probes(network, intent_path)
+    elif intent_kind == "no_transit":
+        stub = choose_stub_as(network, rng)
+        if stub is None:
+            raise ValueError("no router can stay out of transit with the rest connected")
+        intent += " " + transit_sentence(network, stub, rng)
+        solution.append(configure(stub, *policy_lines(network, stub)))
+        targets += transit_probes(network, stub)
     if layout == "prose":
         brief = f"{intent} {' '.join(rules)} Submit when the network works."
     else:

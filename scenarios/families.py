@@ -19,7 +19,7 @@ from netdojo.scenarios.acl import (
 )
 from netdojo.scenarios.bgp_control import BGP_CONTROL_INJECTORS
 from netdojo.scenarios.briefs import Symptoms, reactive_brief
-from netdojo.scenarios.constructive import constructive_hidden
+from netdojo.scenarios.constructive import IntentKind, constructive_hidden
 from netdojo.scenarios.faults import INJECTORS, FaultContext, FaultPlan, Injector, red_herring
 from netdojo.scenarios.forwarding import Impact, reachable_pairs
 from netdojo.scenarios.ibgp import IBGP_INJECTORS, as_ibgp, with_externals
@@ -58,7 +58,7 @@ class Family:
     firewall: bool = False  # a server behind an iptables policy (see scenarios.acl)
     extra_hosts: int = 0
     areas: bool = False  # multi-area OSPF with redistributed LANs (see scenarios.multiarea)
-    path_intent: bool = False  # a flow pinned to a designated path (see scenarios.path_intent)
+    intent: IntentKind | None = None  # a policy on top of a build (scenarios.constructive)
 
 
 REDUNDANT: dict[int, tuple[Shape, ...]] = {
@@ -243,7 +243,17 @@ FAMILIES: dict[str, Family] = {
             CYCLES,
             "Routers are addressed but unrouted; build OSPF and pin one flow to a designated "
             "path with link costs.",
-            path_intent=True,
+            intent="path",
+        ),
+        Family(
+            "bgp-transit-build",
+            "constructive",
+            "bgp",
+            ("build.ebgp_no_transit",),
+            CYCLES,
+            "Routers are addressed but unrouted; build eBGP with one AS per router, and keep one "
+            "AS from giving transit.",
+            intent="no_transit",
         ),
         Family(
             "bgp-build",
@@ -432,7 +442,7 @@ def _assemble_constructive(
         hidden, brief, rules = firewall_task(network, lab, rng)
     else:
         hidden, brief, rules = constructive_hidden(
-            network, spec.routing, level, _lab_name(spec, level), rng, spec.path_intent
+            network, spec.routing, level, _lab_name(spec, level), rng, spec.intent
         )
     return _scenario(spec, level, seed, network, brief, rules, hidden)
 

@@ -17,6 +17,7 @@ Kind = Literal["reactive", "constructive"]
 ProbeKind = Literal[
     "ping",  # device pings params.target: expect success (params.expect, default True)
     "route",  # device has params.prefix selected (params.expect), optionally via params.via
+    # (params.sole: via nothing else)
     "ospf_full",  # device has params.neighbor (router-id) in Full state (params.expect)
     "config",  # device's running-config has params.pattern (params.expect)
     "link_up",  # device's interface params.interface is up (params.expect)
@@ -24,6 +25,7 @@ ProbeKind = Literal[
     "address",  # device's params.interface carries params.address (params.expect)
     "bgp_session",  # device's BGP session with params.peer (address) is Established
     "tcp",  # device can open a TCP connection to params.target:params.port (params.expect)
+    "bgp_route",  # device has params.prefix selected and no BGP path for it from params.not_from
     "path",  # device's traceroute to params.target crosses params.routers, in order, and
     # arrives; params.owners maps each router address to its router
 ]

@@ -89,7 +89,7 @@ def path_probes(network: Network, intent: PathIntent) -> list[Probe]:
                     description=f"{here} forwards traffic for {host} ({prefix}) to {following}",
                     kind="route",
                     device=here,
-                    params={"prefix": prefix, "via": via, "expect": True},
+                    params={"prefix": prefix, "via": via, "sole": True, "expect": True},
                 )
             )
     return probes
