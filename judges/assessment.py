@@ -9,7 +9,7 @@ left out of every rate.
 from __future__ import annotations
 
 import random
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Literal
 
 import anyio
@@ -128,11 +128,19 @@ OnRecord = Callable[[Slot, EpisodeRecord], Awaitable[None]]
 
 
 async def run_assessment(
-    config: AssessmentConfig, participant: str, agent_for: AgentFor, on_record: OnRecord
+    config: AssessmentConfig,
+    participant: str,
+    agent_for: AgentFor,
+    on_record: OnRecord,
+    skip: Collection[int] = (),
 ) -> AssessmentResult:
+    """Run the schedule of ``config``, but for the slots in ``skip`` (run before: a resumed
+    assessment); the result holds the episodes run here."""
     slots = schedule(config)
     scenarios = [generate(s.family, s.level, s.seed) for s in slots]
-    limit = anyio.Semaphore(memory_bound(config.concurrency, scenarios, available_memory_mib()))
+    todo = [(s, sc) for s, sc in zip(slots, scenarios, strict=True) if s.index not in skip]
+    bound = memory_bound(config.concurrency, [sc for _, sc in todo], available_memory_mib())
+    limit = anyio.Semaphore(bound)
     records: list[EpisodeRecord | None] = [None] * len(slots)
 
     async def one(slot: Slot, scenario: Scenario) -> None:
@@ -141,11 +149,12 @@ async def run_assessment(
             record = await run_episode_with_retry(
                 scenario, agent_for(slot, scenario), config.budgets, episode_id, slot.trial
             )
+        record.slot = slot.index
         records[slot.index] = record
         await on_record(slot, record)
 
     async with anyio.create_task_group() as group:
-        for slot, scenario in zip(slots, scenarios, strict=True):
+        for slot, scenario in todo:
             group.start_soon(one, slot, scenario)
     finished = [r for r in records if r is not None]
     return AssessmentResult(

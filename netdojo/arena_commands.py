@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Annotated, Any
@@ -67,7 +68,9 @@ def purple(
 
 
 def run(
-    agent: Annotated[str, typer.Option(help="A built-in agent name or a purple agent's URL.")],
+    agent: Annotated[
+        str | None, typer.Option(help="A built-in agent name or a purple agent's URL.")
+    ] = None,
     families: Annotated[str, typer.Option(help="Comma-separated families.")] = ",".join(
         DEFAULT_FAMILIES
     ),
@@ -84,8 +87,22 @@ def run(
         bool, typer.Option(help="A calibration run (admits the oracle).")
     ] = False,
     out: Annotated[Path, typer.Option(help="Where results go.")] = Path("results"),
+    resume: Annotated[
+        Path | None,
+        typer.Option(
+            file_okay=False,
+            help="Finish the run in this folder with its agent and config: only the episodes "
+            "it has not recorded run.",
+        ),
+    ] = None,
 ) -> None:
-    """Run an assessment locally: green and purple agents on loopback, over real A2A."""
+    """Run an assessment locally: green and purple agents on loopback, over real A2A.
+
+    Each episode is kept in the output folder as it ends; a run that was stopped is finished
+    with --resume.
+    """
+    from netdojo.judges.journal import merge
+    from netdojo.run_folder import keeper, open_run, reap_leftovers
     from netdojo.scenario_commands import parse_seeds
 
     config: dict[str, Any] = {
@@ -103,12 +120,27 @@ def run(
         config["episodes"] = episodes
     if seeds is not None:
         config["seeds"] = parse_seeds(seeds)
+    journal, spec, earlier = open_run(agent, config, out, resume)
     require()
-    results = anyio.run(_run, agent, config)
-    _write(results, out)
+    reap_leftovers(err)
+    if resume is None:
+        journal.start(spec)
+    elif earlier:
+        err.print(f"resuming {journal.folder}: {len(earlier)} episodes recorded")
+    skip = sorted({r.slot for r in earlier if r.slot is not None})
+    request_config = spec.config.model_dump(mode="json", exclude_none=True)
+    results = anyio.run(_run, spec.agent, request_config, skip, keeper(journal))
+    merged = merge(AssessmentResult.model_validate(results["results"]), earlier)
+    results["results"] = merged.model_dump(mode="json")
+    _write(results, journal.folder)
 
 
-async def _run(agent: str, config: dict[str, Any]) -> dict[str, Any]:
+async def _run(
+    agent: str,
+    config: dict[str, Any],
+    skip: list[int] | None = None,
+    on_episode: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
     from netdojo.arena import green_app, purple_app
 
     async with AsyncExitStack() as stack:
@@ -123,13 +155,21 @@ async def _run(agent: str, config: dict[str, Any]) -> dict[str, Any]:
         green_url = f"http://127.0.0.1:{green_port}"
         app = green_app("127.0.0.1", green_port)
         await stack.enter_async_context(serve_uvicorn(app, "127.0.0.1", green_port))
-        request = {"participants": {"agent": url}, "config": config}
-        artifacts = await assess(green_url, request, show=True)
+        request = {"participants": {"agent": url}, "config": config, "skip": skip or []}
+        artifacts = await assess(green_url, request, show=True, on_episode=on_episode)
     return artifacts
 
 
-async def assess(green_url: str, request: dict[str, Any], show: bool = False) -> dict[str, Any]:
-    """Send an assessment request to a green agent; stream its progress; return its artifacts."""
+async def assess(
+    green_url: str,
+    request: dict[str, Any],
+    show: bool = False,
+    on_episode: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Send an assessment request to a green agent; stream its progress; return its artifacts.
+
+    ``on_episode`` gets each finished episode as streamed: ``{"episode", "trajectory"}``.
+    """
     import httpx
     from a2a.client import ClientConfig, create_client
     from a2a.helpers import get_data_parts, get_message_text, new_data_part, new_message
@@ -148,9 +188,11 @@ async def assess(green_url: str, request: dict[str, Any], show: bool = False) ->
                     kind = response.WhichOneof("payload")
                     if kind == "status_update":
                         status = response.status_update.status
-                        episode = dict(response.status_update.metadata).get("episode")
-                        if episode is not None and show:
-                            _add_row(table, _as_dict(episode))
+                        update = _as_dict(response.status_update.metadata)
+                        if "episode" in update and on_episode is not None:
+                            on_episode(update)
+                        if "episode" in update and show:
+                            _add_row(table, update["episode"])
                         if status.state in (
                             TaskState.TASK_STATE_REJECTED,
                             TaskState.TASK_STATE_FAILED,

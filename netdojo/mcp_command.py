@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 
 from netdojo.labs.provision import StepReport, require
+from netdojo.run_folder import reap_leftovers
 from netdojo.scenarios.families import check_choice, generate
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ def mcp(
     if family is not None:
         check_choice(family, level, seed)
     require(on_end=_report_done)
+    reap_leftovers(err)
     token = token or os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
     anyio.run(_serve, family, level, seed, http, host, port, token, idle_minutes, trajectory)
 

@@ -30,9 +30,9 @@ from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types import AgentSkill, Message, Role, SendMessageRequest, TaskState
 from mcp import Client
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from netdojo.judges.assessment import AssessmentConfig, Slot, run_assessment
+from netdojo.judges.assessment import AssessmentConfig, Slot, run_assessment, schedule
 from netdojo.judges.episode import Episode
 from netdojo.judges.runner import Agent, AgentReport, EpisodeRecord
 from netdojo.scenarios.model import Scenario
@@ -61,6 +61,18 @@ class AssessmentRequest(BaseModel):
 
     participants: dict[str, str] = Field(description="role -> the purple agent's A2A URL")
     config: AssessmentConfig = Field(default_factory=AssessmentConfig)
+    skip: list[int] = Field(
+        default_factory=list,
+        description="schedule slots already run (resuming an assessment): not run again",
+    )
+
+    @model_validator(mode="after")
+    def _in_schedule(self) -> AssessmentRequest:
+        slots = len(schedule(self.config))
+        outside = sorted({i for i in self.skip if not 0 <= i < slots})
+        if outside:
+            raise ValueError(f"skip: slots {outside} are not in the schedule of {slots} episodes")
+        return self
 
     @field_validator("participants")
     @classmethod
@@ -257,6 +269,13 @@ def _episode_line(slot: Slot, record: EpisodeRecord, total: int) -> str:
     )
 
 
+def _episode_metadata(record: EpisodeRecord) -> dict[str, Any]:
+    """A finished episode as its status update carries it: the record and its trajectory, so a
+    client can keep each episode as it ends."""
+    trajectory = record.trajectory.model_dump(mode="json") if record.trajectory else None
+    return {"episode": record.model_dump(mode="json"), "trajectory": trajectory}
+
+
 class GreenExecutor(AgentExecutor):
     def __init__(self, endpoints: EndpointHost) -> None:
         self.endpoints = endpoints
@@ -292,11 +311,13 @@ class GreenExecutor(AgentExecutor):
             await updater.update_status(
                 TaskState.TASK_STATE_WORKING,
                 message=say(_episode_line(slot, record, total[0])),
-                metadata={"episode": record.model_dump(mode="json", exclude={"verdict"})},
+                metadata=_episode_metadata(record),
             )
 
         await updater.start_work(message=say(f"assessing {role} at {url}"))
-        result = await run_assessment(config, f"{name} ({url})", agent_for, on_record)
+        result = await run_assessment(
+            config, f"{name} ({url})", agent_for, on_record, skip=set(request.skip)
+        )
         trajectories = [
             {"episode_id": r.episode_id, "trajectory": r.trajectory.model_dump(mode="json")}
             for r in result.episodes

@@ -1,0 +1,108 @@
+"""The journal of a run in progress: what was asked, and each episode as soon as it ends.
+
+A run folder holds ``run.json`` (the agent and the config, written at the start) and
+``episodes.jsonl`` (one record per finished episode, appended and flushed to disk as it ends,
+after its trajectory file). A run killed part-way thus keeps every episode that finished; a
+resumed run reads them back, runs only the slots of the schedule still missing and merges
+both into one result.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from netdojo.judges.assessment import AssessmentConfig, AssessmentResult
+from netdojo.judges.runner import EpisodeRecord
+from netdojo.judges.summary import summarize
+from netdojo.labs.errors import NetdojoError
+from netdojo.tools.trajectory import Trajectory
+
+RUN = "run.json"
+RESULTS = "results.json"
+EPISODES = "episodes.jsonl"
+TRAJECTORIES = "trajectories"
+
+
+class JournalError(NetdojoError):
+    """A run folder that cannot be resumed."""
+
+
+class RunSpec(BaseModel):
+    """What a run was asked to do: enough to finish it later."""
+
+    agent: str
+    config: AssessmentConfig
+
+
+class Journal:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.episodes = folder / EPISODES
+
+    def start(self, spec: RunSpec) -> None:
+        """Begin a fresh run here: record its spec, forget the episodes and result of an earlier
+        one (so a folder without a result always holds an unfinished run)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / RESULTS).unlink(missing_ok=True)
+        _write_atomically(self.folder / RUN, spec.model_dump_json(indent=1) + "\n")
+        self.episodes.write_text("")
+
+    def spec(self) -> RunSpec:
+        path = self.folder / RUN
+        if not path.exists():
+            raise JournalError(f"{self.folder} holds no run to resume (no {RUN})")
+        try:
+            return RunSpec.model_validate_json(path.read_text())
+        except ValidationError as exc:
+            raise JournalError(f"{path} is not a run spec: {exc}") from None
+
+    def append(self, record: EpisodeRecord, trajectory: Trajectory | None) -> None:
+        """Keep one finished episode: its trajectory, then its record (the record commits it)."""
+        if trajectory is not None:
+            folder = self.folder / TRAJECTORIES
+            folder.mkdir(exist_ok=True)
+            path = folder / f"{record.episode_id}.json"
+            _write_atomically(path, trajectory.model_dump_json(indent=1) + "\n")
+        with self.episodes.open("a") as out:
+            out.write(record.model_dump_json() + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+
+    def records(self) -> list[EpisodeRecord]:
+        """The episodes recorded so far, one per slot; a last line cut short by a kill is
+        ignored (its episode runs again)."""
+        if not self.episodes.exists():
+            return []
+        lines = self.episodes.read_text().splitlines()
+        found: dict[int | None, EpisodeRecord] = {}
+        for number, line in enumerate(lines, start=1):
+            try:
+                record = EpisodeRecord.model_validate_json(line)
+            except ValidationError:
+                if number == len(lines):
+                    break
+                raise JournalError(f"{self.episodes}:{number} is not an episode record") from None
+            found.setdefault(record.slot, record)
+        return list(found.values())
+
+
+def merge(result: AssessmentResult, earlier: Sequence[EpisodeRecord]) -> AssessmentResult:
+    """The result of a resumed run with the episodes recorded before it, in schedule order.
+
+    An episode recorded earlier is kept over one run again for the same slot: nothing that
+    was recorded is lost or replaced.
+    """
+    by_slot = {r.slot: r for r in result.episodes}
+    by_slot.update({r.slot: r for r in earlier})
+    episodes = sorted(by_slot.values(), key=lambda r: -1 if r.slot is None else r.slot)
+    return result.model_copy(update={"episodes": episodes, "summary": summarize(episodes)})
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text)
+    os.replace(partial, path)
