@@ -1,11 +1,47 @@
-"""What a lab can leave behind on the host: containers, networks, bridges, iptables rules."""
+"""What a lab can leave behind on the host: containers, networks, bridges, iptables rules.
+
+Labs of other live processes (another test run, someone's `netdojo run` on the same machine)
+are not ours to count: objects whose owner is alive and is neither this process nor one of its
+children are left out, with their bridges and rules.
+"""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from pathlib import Path
+from typing import Any
 
 import docker
+
+from netdojo.labs.kathara_backend import OWNER_LABEL, owner_alive
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return int(stat.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _ours(pid: int) -> bool:
+    here = os.getpid()
+    seen = 0
+    current: int | None = pid
+    while current and seen < 64:
+        if current == here:
+            return True
+        current, seen = _parent(current), seen + 1
+    return False
+
+
+def _foreign(labels: dict[str, Any]) -> bool:
+    """Owned by a live process outside this test run."""
+    owner = str(labels.get(OWNER_LABEL) or "")
+    pid = owner.partition(":")[0]
+    return pid.isdigit() and owner_alive(owner) and not _ours(int(pid))
 
 
 def leftovers() -> dict[str, set[str]]:
@@ -14,11 +50,17 @@ def leftovers() -> dict[str, set[str]]:
         selector = {"label": "app=kathara"}
         # One listing call each (no per-object inspect), so labs coming and going cannot race it.
         listed = client.api.containers(all=True, filters=selector)
-        containers = {c["Names"][0].lstrip("/") for c in listed}
-        networks = {n["Name"] for n in client.api.networks(filters=selector)}
+        nets = client.api.networks(filters=selector)
     finally:
         client.close()
-    bridges = {p.name for p in Path("/sys/class/net").iterdir() if p.name.startswith("kt-")}
+    containers = {c["Names"][0].lstrip("/") for c in listed if not _foreign(c["Labels"] or {})}
+    networks = {n["Name"] for n in nets if not _foreign(n["Labels"] or {})}
+    others = {f"kt-{n['Id'][:12]}" for n in nets if _foreign(n["Labels"] or {})}
+    bridges = {
+        p.name
+        for p in Path("/sys/class/net").iterdir()
+        if p.name.startswith("kt-") and p.name not in others
+    }
     rules = "".join(
         subprocess.run(
             ["iptables", "-w", "-t", table, "-S"], capture_output=True, text=True, check=True
@@ -29,10 +71,27 @@ def leftovers() -> dict[str, set[str]]:
         "containers": containers,
         "networks": networks,
         "bridges": bridges,
-        "rules": {line for line in rules.splitlines() if " kt-" in line},
+        "rules": {
+            line
+            for line in rules.splitlines()
+            if " kt-" in line and not any(f" {bridge} " in f"{line} " for bridge in others)
+        },
     }
 
 
-def new_since(before: dict[str, set[str]]) -> dict[str, set[str]]:
+def new_since(before: dict[str, set[str]], settle_s: float = 3.0) -> dict[str, set[str]]:
+    """What appeared since ``before`` and is still there ``settle_s`` later (a lab of another
+    process being deployed or torn down meanwhile has bridges without a network for a moment).
+    """
+    first = _diff(before)
+    if not first:
+        return first
+    time.sleep(settle_s)
+    second = _diff(before)
+    both = {kind: first[kind] & second.get(kind, set()) for kind in first}
+    return {kind: items for kind, items in both.items() if items}
+
+
+def _diff(before: dict[str, set[str]]) -> dict[str, set[str]]:
     now = leftovers()
     return {kind: items - before[kind] for kind, items in now.items() if items - before[kind]}

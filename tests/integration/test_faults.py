@@ -1,0 +1,201 @@
+"""Faults around an episode end with their documented outcome, leave no lab behind, and the
+assessment goes on: a device killed mid-episode, a fault removed behind the judge's back,
+a Docker engine that stops answering for a few seconds, a purple agent whose connection drops.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import docker
+import pytest
+from starlette.applications import Starlette
+
+from netdojo.arena import green_app, in_process
+from netdojo.arena_commands import assess
+from netdojo.clients.agents import Task, noop, oracle
+from netdojo.clients.purple import CallerContextBuilder, PurpleExecutor
+from netdojo.clients.session import ToolCallError, ToolSession
+from netdojo.judges.episode import Episode
+from netdojo.judges.runner import AgentReport, Budgets, run_episode_with_retry
+from netdojo.judges.summary import summarize
+from netdojo.scenarios.families import generate
+from netdojo.servers.a2a_app import a2a_routes, agent_card
+from netdojo.servers.serving import free_port, serve_uvicorn
+from netdojo.tools.actions import apply
+
+from .proxy import docker_proxy, running, tcp_proxy
+
+pytestmark = pytest.mark.anyio
+CHEAP = ("static-routing", 1, 1)  # no protected flows: the monitor stays out of the way
+NETDOJO = str(Path(sys.executable).parent / "netdojo")
+
+
+def _lab_objects(**labels: str) -> list[str]:
+    """Names of the containers and networks carrying all of ``labels``."""
+    selector = {"label": ["app=kathara", *(f"{k}={v}" for k, v in labels.items())]}
+    client = docker.from_env()
+    try:
+        containers = client.api.containers(all=True, filters=selector)
+        networks = client.api.networks(filters=selector)
+    finally:
+        client.close()
+    return [c["Names"][0] for c in containers] + [n["Name"] for n in networks]
+
+
+def _owned_by(pid: int) -> list[str]:
+    """Objects of labs owned by process ``pid`` (whatever its start time)."""
+    client = docker.from_env()
+    try:
+        found = client.api.containers(all=True, filters={"label": "netdojo.owner"})
+    finally:
+        client.close()
+    return [c["Names"][0] for c in found if c["Labels"]["netdojo.owner"].startswith(f"{pid}:")]
+
+
+async def test_a_device_killed_mid_episode_is_an_infra_error_retried_on_a_fresh_lab() -> None:
+    labs: list[str] = []
+    victim = generate(*CHEAP).hidden.faults[0].device
+
+    async def kill_then_idle(episode: Episode) -> AgentReport:
+        labs.append(episode.lab.lab_hash)
+        if len(labs) > 1:
+            return await in_process(noop)(episode)
+        client = docker.from_env()
+        try:
+            selector = {"label": [f"lab_hash={episode.lab.lab_hash}", f"name={victim}"]}
+            (container,) = client.containers.list(filters=selector)
+            container.kill()
+        finally:
+            client.close()
+        return AgentReport(detail="watched a router die")
+
+    record = await run_episode_with_retry(generate(*CHEAP), kill_then_idle, Budgets(), "killed")
+    assert len(labs) == 2 and labs[0] != labs[1], "the retry runs on a fresh lab"
+    assert record.attempts == 2 and record.outcome == "unsolved"
+    assert record.retried_because is not None
+    assert record.retried_because.startswith("infra_error") and victim in record.retried_because
+    assert _lab_objects(lab_hash=labs[0]) == [] and _lab_objects(lab_hash=labs[1]) == []
+
+
+async def test_a_fault_removed_behind_the_judges_back_is_environment_invalid() -> None:
+    """The fault goes away without a single state-changing call: not the agent's success."""
+    scenario = generate(*CHEAP)
+
+    async def repair_out_of_band(episode: Episode) -> AgentReport:
+        for call in scenario.hidden.solution:  # straight on the lab, not through the tools
+            assert (await apply(episode.lab, call)).ok
+        return AgentReport(detail="did nothing, honestly")
+
+    record = await run_episode_with_retry(scenario, repair_out_of_band, Budgets(), "vanished")
+    assert record.outcome == "environment_invalid" and record.attempts == 2
+    assert record.verdict is not None and record.verdict.correct
+    assert record.verdict.effort.state_changing_calls == 0
+    assert record.error and "changed nothing" in record.error
+    summary = summarize([record])
+    assert summary.counted == 0 and summary.excluded == {"environment_invalid": 1}
+
+
+def _purple_app(policy: Any, url: str) -> Starlette:
+    card = agent_card("test-agent", "a test policy", url, [], streaming=False)
+    executor = PurpleExecutor(lambda: policy)
+    return Starlette(routes=a2a_routes(card, executor, CallerContextBuilder()))
+
+
+@asynccontextmanager
+async def _served(app: Starlette, port: int) -> AsyncIterator[None]:
+    async with serve_uvicorn(app, "127.0.0.1", port):
+        yield
+
+
+async def test_a_purple_agent_cut_off_mid_episode_is_an_agent_error_and_stops_working() -> None:
+    """The network drops mid-turn: that episode is the agent's error, the purple agent stops
+    the policy working for nobody, and the next episode (a slow answer) is judged as usual."""
+    turns: list[str] = []
+    stopped = anyio.Event()
+    cut_now = anyio.Event()
+
+    async def policy(session: ToolSession, task: Task) -> str:
+        turns.append(task.brief)
+        if len(turns) == 1:
+            cut_now.set()
+            try:
+                await anyio.sleep_forever()
+            finally:
+                stopped.set()
+        await anyio.sleep(3)  # answers slowly, within its budget
+        return await oracle(session, task)
+
+    purple_port, proxy_port, green_port = free_port(), free_port(), free_port()
+    url = f"http://127.0.0.1:{proxy_port}"
+    config = {"families": ["static-routing"], "seeds": [1, 2], "calibration": True}
+    request = {"participants": {"agent": url}, "config": config}
+    async with (
+        _served(green_app("127.0.0.1", green_port), green_port),
+        _served(_purple_app(policy, url), purple_port),
+        running(tcp_proxy(proxy_port, purple_port)) as proxy,
+        anyio.create_task_group() as group,
+    ):
+
+        async def cut() -> None:
+            await cut_now.wait()
+            proxy.cut()
+
+        group.start_soon(cut)
+        artifacts = await assess(f"http://127.0.0.1:{green_port}", request)
+        with anyio.fail_after(10):
+            await stopped.wait()
+        group.cancel_scope.cancel()
+    episodes = artifacts["results"]["episodes"]
+    assert [e["outcome"] for e in episodes] == ["agent_error", "solved"]
+    assert episodes[1]["verdict"]["effort"]["wall_s"] >= 3
+    assert _owned_by(os.getpid()) == []
+
+
+async def test_an_engine_that_stops_answering_mid_episode_ends_it_as_infra_error(
+    tmp_path: Path,
+) -> None:
+    """`netdojo run` reaches Docker through a socket that goes dark for a few seconds while
+    the agent works: the episode is an infra_error, its lab is removed once the engine is
+    back, and the retry on a fresh lab is the recorded result."""
+    socket = str(tmp_path / "docker.sock")
+    proxy = docker_proxy(socket)
+    seen: list[str] = []
+
+    async def policy(session: ToolSession, task: Task) -> str:
+        seen.append("turn")
+        if len(seen) > 1:
+            return "nothing this time"
+        device = (await session.call("topology"))["devices"][0]["name"]
+        proxy.down()
+        try:
+            await session.call("show", {"device": device, "command": "ip route"})
+        except ToolCallError as exc:
+            seen.append(str(exc))
+        await anyio.sleep(4)
+        await proxy.up()
+        return "the engine went away"
+
+    port = free_port()
+    out = tmp_path / "run"
+    argv = [NETDOJO, "run", "--agent", f"http://127.0.0.1:{port}", "--families",
+            "static-routing", "--seeds", "1", "--out", str(out)]  # fmt: skip
+    env = {**os.environ, "DOCKER_HOST": f"unix://{socket}"}
+    log = tmp_path / "run.log"
+    async with running(proxy), _served(_purple_app(policy, f"http://127.0.0.1:{port}"), port):
+        with log.open("wb") as output, anyio.fail_after(300):
+            process = await anyio.open_process(argv, env=env, stdout=output, stderr=output)
+            code = await process.wait()
+    assert code == 0, log.read_text()[-3000:]
+    assert any("Docker engine did not answer" in s for s in seen), seen
+    (episode,) = json.loads((out / "results.json").read_text())["episodes"]
+    assert episode["attempts"] == 2 and episode["outcome"] == "unsolved"
+    assert "Docker engine did not answer" in episode["retried_because"]
+    assert _owned_by(process.pid) == []
