@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTHON ?= python3
 
-.PHONY: demo test setup doctor lint bench clean-venv
+.PHONY: demo test setup browser doctor lint bench clean-venv
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "netdojo needs Python 3.11 or newer"'
@@ -22,7 +22,12 @@ setup: $(STAMP)
 demo: setup
 	$(BIN)/netdojo run --agent heuristic --episodes 8 --concurrency 2 --out results/demo
 
-test: setup
+# The report tests open the HTML report in Debian's headless Chromium.
+browser:
+	@command -v chromium >/dev/null || { echo "chromium missing; installing it"; \
+		apt-get update -q && apt-get install -y -q chromium; }
+
+test: setup browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest; rc=$$?; \

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from matplotlib import rc_context
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from netdojo.judges.runs import Run
 from netdojo.judges.stats import Rate
@@ -58,7 +59,7 @@ def colour(index: int) -> str:
 
 def _svg(figure: Figure) -> str:
     buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    figure.savefig(buffer, format="svg", metadata={"Date": None})
     return buffer.getvalue()
 
 
@@ -262,6 +263,7 @@ def trials(series: Sequence[Series]) -> Plot | None:
     for axes, title in ((at_axes, "pass@k"), (hat_axes, "pass^k")):
         axes.set_title(title)
         axes.set_xlabel("k")
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
         axes.set_ylim(0, 1.05)
         axes.yaxis.set_major_formatter("{x:.0%}")
         axes.grid(alpha=0.3)

@@ -1,0 +1,211 @@
+"""What runs leave behind, end to end: two real `netdojo run`s on the same instances, then
+`netdojo report`, `export` and `leaderboard` on them; the reports open in headless Chromium.
+
+Run A is a purple agent served here over A2A that does the heuristic agent's work but first
+echoes its episode's bearer token into a tool call and then into its answer; run B is the
+built-in `noop`. No token may appear in anything written.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import pytest
+from jsonschema import Draft202012Validator
+from starlette.applications import Starlette
+from typer.testing import CliRunner
+
+from netdojo.cli import app
+from netdojo.clients.agents import Task
+from netdojo.clients.heuristic import troubleshoot
+from netdojo.clients.purple import PurpleExecutor
+from netdojo.clients.session import ToolCallError, ToolSession
+from netdojo.servers.a2a_app import a2a_routes, agent_card
+from netdojo.servers.serving import free_port, serve_uvicorn
+
+NETDOJO = str(Path(sys.executable).parent / "netdojo")
+SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schemas"
+CONFIG = ["--families", "static-routing,host-config", "--levels", "1", "--episodes", "2",
+          "--concurrency", "2", "--seed", "0"]  # fmt: skip
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu",
+                  "--disable-background-networking", "--disable-component-update"]  # fmt: skip
+
+
+@dataclass
+class Runs:
+    a: Path
+    b: Path
+    tokens: list[str] = field(default_factory=list)
+
+
+def netdojo(*args: str | Path) -> str:
+    """Run a `netdojo` command in this process; its standard output."""
+    done = CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=False)
+    assert done.exit_code == 0, f"netdojo {args} failed:\n{done.output}"
+    return done.stdout
+
+
+async def _assess(base: Path, tokens: list[str]) -> None:
+    async def leaky(session: ToolSession, task: Task) -> str:
+        assert task.token
+        tokens.append(task.token)
+        try:
+            command = f"show version Authorization: Bearer {task.token}"
+            await session.call("show", {"device": "nowhere", "command": command})
+        except ToolCallError:
+            pass
+        summary = await troubleshoot(session, task.brief)
+        return f"{summary} (my token was {task.token})"
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    card = agent_card("test-leaky", "heuristic work, careless with its token", url, [],
+                      streaming=False)  # fmt: skip
+    app = Starlette(routes=a2a_routes(card, PurpleExecutor(lambda: leaky)))
+    async with serve_uvicorn(app, "127.0.0.1", port):
+        await anyio.run_process(
+            [NETDOJO, "run", "--agent", url, *CONFIG, "--out", str(base / "a")], check=True
+        )
+    await anyio.run_process(
+        [NETDOJO, "run", "--agent", "noop", *CONFIG, "--out", str(base / "b")], check=True
+    )
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    base = tmp_path_factory.mktemp("runs")
+    found = Runs(a=base / "a", b=base / "b")
+    anyio.run(_assess, base, found.tokens)
+    return found
+
+
+@dataclass
+class Outputs:
+    compared: Path
+    summary: str
+    sft: str
+    atif_solved_safe: Path
+    atif: str
+    leaderboard: str
+    table: str
+
+
+@pytest.fixture(scope="module")
+def outputs(runs: Runs, tmp_path_factory: pytest.TempPathFactory) -> Outputs:
+    """`netdojo report`, `export` and `leaderboard` on the two runs."""
+    base = tmp_path_factory.mktemp("outputs")
+    compared, solved_safe = base / "compared.html", base / "atif.jsonl"
+    summary = netdojo("report", runs.a, "--compare", runs.b, "--output", compared)
+    netdojo("export", runs.a, runs.b, "--format", "atif", "--only", "solved-safe",
+            "--output", solved_safe)  # fmt: skip
+    return Outputs(
+        compared=compared,
+        summary=summary,
+        sft=netdojo("export", runs.a, runs.b, "--format", "sft"),
+        atif_solved_safe=solved_safe,
+        atif=netdojo("export", runs.a, runs.b, "--format", "atif"),
+        leaderboard=netdojo("leaderboard", runs.b, runs.a, "--json"),
+        table=netdojo("leaderboard", runs.a, runs.b),
+    )
+
+
+def render_status(page: Path, profile: Path) -> dict[str, object]:
+    """Open ``page`` in headless Chromium; the page's own check writes what rendered."""
+    chromium = shutil.which("chromium")
+    assert chromium, "Debian's chromium is needed (apt-get install chromium; make test does it)"
+    done = subprocess.run(
+        [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    found = re.search(r'<span id="render-status">([^<]*)</span>', done.stdout)
+    assert found and found.group(1), f"no render status in the page:\n{done.stderr[-2000:]}"
+    status: dict[str, object] = json.loads(html.unescape(found.group(1)))
+    status["body"] = 'data-render="ok"' in done.stdout
+    return status
+
+
+def test_run_writes_results_summary_report_and_trajectories(runs: Runs) -> None:
+    results = json.loads((runs.a / "results.json").read_text())
+    assert results["schema_version"] == "1.1"
+    provenance = results["provenance"]
+    assert provenance["frr"] and provenance["docker"] and provenance["cpus"]
+    assert provenance["budgets"] == {"max_tool_calls": 60, "time_budget_s": 600.0}
+    assert len(provenance["instances"]) == 2 and provenance["assessment_seed"] == 0
+    assert set(results["summary"]["breakdown"]) == {"family", "level", "kind"}
+    assert [e["outcome"] for e in results["episodes"]] == ["solved", "solved"]
+    for episode in results["episodes"]:
+        trajectory = json.loads(
+            (runs.a / "trajectories" / f"{episode['episode_id']}.json").read_text()
+        )
+        assert trajectory["brief"] and trajectory["steps"][-1]["tool"] == "submit"
+        leak = trajectory["steps"][0]
+        assert leak["tool"] == "show" and "Bearer [redacted]" in leak["arguments"]["command"]
+    summary = (runs.a / "summary.md").read_text()
+    assert "| solved | 100.0% |" in summary and "### By family" in summary
+    assert (runs.a / "report.html").stat().st_size > 50_000
+
+
+def test_reports_render_every_plot_offline_in_chromium(
+    runs: Runs, outputs: Outputs, tmp_path: Path
+) -> None:
+    assert "## Paired: A = test-leaky" in outputs.summary
+    assert "2 pairs on 2 shared instances" in outputs.summary
+    page = outputs.compared.read_text()
+    assert page.count('class="episode"') == 4 and "Paired comparison" in page
+    for name, report in (("run", runs.a / "report.html"), ("compared", outputs.compared)):
+        status = render_status(report, tmp_path / f"profile-{name}")
+        assert status["plots"] == 5 and status["rendered"] == 5, status
+        assert status["failed"] == [] and status["fetched"] == [] and status["problems"] == []
+        assert status["body"] is True
+
+
+def _validator(name: str) -> Draft202012Validator:
+    return Draft202012Validator(json.loads((SCHEMAS / name).read_text()))
+
+
+def test_exports_match_their_schemas(outputs: Outputs) -> None:
+    sft = [json.loads(line) for line in outputs.sft.splitlines()]
+    assert len(sft) == 4
+    schema = _validator("sft.schema.json")
+    for line in sft:
+        assert [e.message for e in schema.iter_errors(line)] == []
+        called = [c["id"] for m in line["messages"] for c in m.get("tool_calls", [])]
+        answered = [m["tool_call_id"] for m in line["messages"] if m["role"] == "tool"]
+        assert called == answered
+        assert {t["function"]["name"] for t in line["tools"]} >= {"show", "configure", "submit"}
+    schema = _validator("atif-v1.7.schema.json")
+    every = [json.loads(line) for line in outputs.atif.splitlines()]
+    kept = [json.loads(line) for line in outputs.atif_solved_safe.read_text().splitlines()]
+    assert len(every) == 4
+    assert [a["extra"]["agent"] for a in kept] == ["test-leaky", "test-leaky"]  # noop: none
+    for document in every:
+        assert [e.message for e in schema.iter_errors(document)] == []
+    assert all(a["final_metrics"]["extra"]["outcome"] == "solved" for a in kept)
+
+
+def test_leaderboard_ranks_the_runs(outputs: Outputs) -> None:
+    first, second = json.loads(outputs.leaderboard)["entries"]
+    assert (first["agent"], second["agent"]) == ("test-leaky", "netdojo-noop")
+    assert first["score"]["value"] == 1.0 and second["score"]["value"] == 0.0
+    assert set(first["score"]) == {"value", "ci_low", "ci_high", "n"}
+    assert (first["instances"], first["episodes"]) == (2, 2)
+    assert "test-leaky" in outputs.table and "netdojo-noop" in outputs.table
+
+
+def test_no_token_is_ever_written(runs: Runs, outputs: Outputs) -> None:
+    assert len(runs.tokens) == 2
+    written = [p for folder in (runs.a, runs.b) for p in folder.rglob("*") if p.is_file()]
+    written += [outputs.compared, outputs.atif_solved_safe]
+    texts = [p.read_text() for p in written]
+    texts += [outputs.summary, outputs.sft, outputs.atif, outputs.leaderboard, outputs.table]
+    assert any("[redacted]" in t for t in texts)
+    for token in runs.tokens:
+        assert not any(token in t for t in texts)
