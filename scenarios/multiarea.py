@@ -29,11 +29,13 @@ from netdojo.scenarios.network import REDISTRIBUTION, Network
 
 
 def plan_areas(network: Network, rng: random.Random) -> Network:
-    """The network with an area per subtree of a seeded core router and redistributed LANs."""
+    """The network with an area per subtree of a seeded core router and redistributed LANs.
+
+    The core is one with at least one area that carries transit links, not just LANs."""
     graph = network.router_graph()
     if not nx.is_tree(graph):
         raise ValueError("a multi-area plan needs a tree of routers")
-    core = rng.choice(sorted(graph.nodes))
+    core = rng.choice([r for r in sorted(graph.nodes) if _has_area_transit(graph, r)])
     borders = sorted(graph.neighbors(core))
     area_ids = rng.sample(range(1, 100), len(borders))
     router_area = {core: 0}
@@ -55,6 +57,12 @@ def plan_areas(network: Network, rng: random.Random) -> Network:
             "redistributed": redistributed,
         }
     )
+
+
+def _has_area_transit(graph: nx.Graph, core: str) -> bool:
+    """Whether some area behind ``core`` would hold a router-to-router link."""
+    rest = graph.subgraph(set(graph.nodes) - {core})
+    return any(len(nx.node_connected_component(rest, n)) > 1 for n in graph.neighbors(core))
 
 
 def _area_links(network: Network, router: str, area: int) -> list[str]:

@@ -1,0 +1,121 @@
+"""The designs behind the newer families: area plans, the iBGP forwarding model, intents."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+
+import networkx as nx
+import pytest
+
+from netdojo.scenarios.families import LEVELS, generate
+from netdojo.scenarios.forwarding import Impact, reachable_pairs
+from netdojo.scenarios.network import Network
+from netdojo.scenarios.path_intent import OFF_PATH_COST
+
+SEEDS = range(1, 13)
+
+
+def _network_of(family: str, level: int, seed: int) -> Network:
+    """The planned network of an instance, rebuilt the way `generate` builds it."""
+    import random
+
+    from netdojo.scenarios.families import FAMILIES
+    from netdojo.scenarios.ibgp import as_ibgp, with_externals
+    from netdojo.scenarios.multiarea import plan_areas
+    from netdojo.scenarios.network import plan_network
+    from netdojo.scenarios.topology import make_topology, router_count
+
+    spec = FAMILIES[family]
+    rng = random.Random(f"scenario/{family}/{level}/{seed}")
+    shape = rng.choice(spec.shapes[level])
+    topology = make_topology(shape, router_count(level, rng), rng.randrange(2**31))
+    if spec.routing == "ibgp":
+        topology, externals, hosted = with_externals(topology, level, rng)
+        return as_ibgp(plan_network(topology, level, rng, 0, hosted), externals, rng)
+    network = plan_network(topology, level, rng, spec.extra_hosts)
+    return plan_areas(network, rng) if spec.areas else network
+
+
+@pytest.mark.parametrize("family", ["ospf-multiarea", "bgp-ibgp", "bgp-transit-build"])
+def test_new_families_are_identical_in_another_process(family: str) -> None:
+    code = (
+        "from netdojo.scenarios.families import generate; "
+        f"print(generate({family!r}, 2, 5).model_dump_json())"
+    )
+    other = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+        env={"PYTHONHASHSEED": "7"},
+    )  # fmt: skip
+    assert other.stdout.strip() == generate(family, 2, 5).model_dump_json()
+    assert json.loads(other.stdout)["id"] == generate(family, 2, 5).id
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_every_area_is_a_subtree_hanging_off_the_backbone(level: int) -> None:
+    for seed in SEEDS:
+        network = _network_of("ospf-multiarea", level, seed)
+        graph = network.router_graph()
+        areas: dict[int, set[str]] = {}
+        for a, b in graph.edges:
+            link = network.node(a).iface_to(b).link
+            areas.setdefault(network.ospf_areas.get(link, 0), set()).update((a, b))
+        backbone = areas.pop(0)
+        assert areas, "a multi-area plan has areas besides the backbone"
+        for routers in areas.values():
+            assert nx.is_connected(graph.subgraph(routers))
+            assert len(routers & backbone) == 1  # exactly one border router
+        assert network.redistributed
+
+
+def test_ibgp_model_follows_next_hops_and_sessions() -> None:
+    network = _network_of("bgp-ibgp", 1, 1)
+    everyone = set(itertools.permutations(sorted(network.lans), 2))
+    assert reachable_pairs(network, "ibgp", Impact()) == everyone
+    external = network.externals[0]
+    border = network.node(external).ifaces[0].peer
+    behind = {h for h in network.lans if network.router_of(h) == external}
+    broken = everyone - reachable_pairs(network, "ibgp", Impact(no_next_hop_self={border}))
+    inside_border = {h for h in network.lans if network.router_of(h) == border}
+    assert broken and all((set(pair) & behind) for pair in broken)
+    assert not any(set(pair) <= behind | inside_border for pair in broken)
+    hosted = sorted({network.router_of(h) for h in network.lans} - set(network.externals))
+    a, b = hosted[:2]
+    cut = Impact(down_sessions={frozenset((a, b))})
+    pair = next(
+        (x, y) for x, y in everyone if network.router_of(x) == a and network.router_of(y) == b
+    )
+    assert pair not in reachable_pairs(network, "ibgp", cut)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_the_path_intent_is_a_real_choice_the_reference_enforces(level: int) -> None:
+    for seed in SEEDS:
+        scenario = generate("ospf-path-build", level, seed)
+        network = _network_of("ospf-path-build", level, seed)
+        graph = network.router_graph()
+        routers = next(p.params["routers"] for p in scenario.hidden.targets if p.kind == "path")
+        shortest = list(nx.all_shortest_paths(graph, routers[0], routers[-1]))
+        assert shortest != [routers]  # plain OSPF would not pick it alone
+        on_path = {frozenset(pair) for pair in itertools.pairwise(routers)}
+        for a, b in graph.edges:
+            graph.edges[a, b]["cost"] = 1 if frozenset((a, b)) in on_path else OFF_PATH_COST
+        cheapest = list(nx.all_shortest_paths(graph, routers[0], routers[-1], weight="cost"))
+        assert cheapest == [routers]
+        assert scenario.public.brief.count(" -> ") or ", ".join(routers) in scenario.public.brief
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_the_no_transit_router_is_not_a_cut_router(level: int) -> None:
+    for seed in SEEDS:
+        scenario = generate("bgp-transit-build", level, seed)
+        network = _network_of("bgp-transit-build", level, seed)
+        probes = [p for p in scenario.hidden.targets if p.kind == "bgp_route"]
+        assert probes
+        stub = scenario.hidden.solution[-1].arguments["device"]
+        rest = network.router_graph()
+        rest.remove_node(stub)
+        assert nx.is_connected(rest)
+        assert stub in scenario.public.brief
