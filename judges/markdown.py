@@ -148,8 +148,7 @@ def comparison_markdown(comparison: RunComparison) -> list[str]:
 
 
 def summary_markdown(runs: Sequence[Run], comparisons: Sequence[RunComparison] = ()) -> str:
-    title = runs[0].result.participant if len(runs) == 1 else f"{len(runs)} runs"
-    lines = [f"# netdojo assessment: {title}", ""]
+    lines = ["# netdojo assessment" + (f"s: {len(runs)} runs" if len(runs) > 1 else ""), ""]
     for run in runs:
         lines += [*run_markdown(run), ""]
     for comparison in comparisons:

@@ -162,7 +162,7 @@ def _runs_section(series: Sequence[Series], text: _Text) -> str:
     return "<h2 id='runs'>Runs</h2>" + _table(["", *(text(x.label) for x in series)], rows)
 
 
-def _headline_section(series: Sequence[Series]) -> str:
+def _headline_section(series: Sequence[Series], text: _Text) -> str:
     rows = []
     for x in series:
         s = x.summary
@@ -192,7 +192,27 @@ def _headline_section(series: Sequence[Series]) -> str:
         "have percentile-bootstrap 95% intervals. Episodes that failed for reasons not the "
         "agent's (infra_error, environment_invalid) are left out of every rate.</p>"
     )
-    return "<h2 id='headline'>Headline</h2>" + note + _table(header, rows)
+    return "<h2 id='headline'>Headline</h2>" + note + _table(header, rows) + _left_out(series, text)
+
+
+def _left_out(series: Sequence[Series], text: _Text) -> str:
+    """The episodes no rate counts, each with what went wrong."""
+    rows = [
+        [
+            _td(text(x.label)),
+            _td(f'<a href="#{anchor(i, r)}">{text(r.episode_id)}</a>'),
+            _td(_badge(r.outcome)),
+            _td(str(r.attempts), numeric=True),
+            _td(text(r.error or "")),
+        ]
+        for i, x in enumerate(series)
+        for r in x.run.result.episodes
+        if r.outcome in NOT_THE_AGENTS
+    ]
+    if not rows:
+        return ""
+    header = ["run", "episode", "outcome", "attempts", "error"]
+    return "<h3>Left out of every rate</h3>" + _table(header, rows)
 
 
 def _figures_section(plots: Sequence[Plot]) -> str:
@@ -466,7 +486,7 @@ def render_report(runs: Sequence[Run], comparisons: Sequence[RunComparison] = ()
             f"<p class='muted'>Generated {generated}. <span id='render-status'></span></p>",
             f"<nav>{nav}</nav>",
             _runs_section(series, text),
-            _headline_section(series),
+            _headline_section(series, text),
             _figures_section(plots),
             _breakdown_section(series),
             _comparison_section(comparisons, text),

@@ -132,6 +132,7 @@ def test_report_links_every_episode_and_escapes_what_devices_print() -> None:
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "Make h1 reach h2." in page and "target:ping:h1-h2" in page
     assert "Paired comparison" in page
+    assert "Left out of every rate" in page and "the lab did not come up" in page
     images = re.findall(r'<img class="plot" alt="[^"]+" src="data:image/svg\+xml;base64,([^"]+)"',
                         page)  # fmt: skip
     assert len(images) == 5
