@@ -11,6 +11,7 @@ import os
 import platform
 from collections.abc import Sequence
 from importlib.metadata import version
+from pathlib import Path
 
 from docker.errors import DockerException
 from pydantic import BaseModel, Field
@@ -56,7 +57,7 @@ class Provenance(BaseModel):
 def frr_version(image: str, image_id: str) -> str | None:
     """The FRR version inside ``image``, cached by ``image_id``; None when it cannot be read."""
     cache = sub_dir("provenance") / FRR_CACHE
-    known: dict[str, str] = json.loads(cache.read_text()) if cache.exists() else {}
+    known = _read_cache(cache)
     if image_id in known:
         return known[image_id]
     try:
@@ -71,8 +72,18 @@ def frr_version(image: str, image_id: str) -> str | None:
     found = output.decode().strip() if isinstance(output, bytes) else None
     if found:
         known[image_id] = found
-        cache.write_text(json.dumps(known, indent=1) + "\n")
+        scratch = cache.with_suffix(f".{os.getpid()}.tmp")
+        scratch.write_text(json.dumps(known, indent=1) + "\n")
+        scratch.replace(cache)  # atomic: a concurrent reader sees the old or the new file
     return found
+
+
+def _read_cache(cache: Path) -> dict[str, str]:
+    try:
+        known = json.loads(cache.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in known.items()} if isinstance(known, dict) else {}
 
 
 def _memory_mib() -> int | None:
