@@ -1,14 +1,17 @@
 """What produced a result: versions, the device image, the instances, budgets and the host.
 
-The FRR version is read once per device image id (a throwaway container without a network
-runs `dpkg-query`) and cached beside netdojo's other machine-local state.
+The FRR version is read once per device image id, from dpkg's database copied out of a
+container that is created but never started, and cached beside netdojo's other machine-local
+state.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import platform
+import tarfile
 from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
@@ -61,21 +64,41 @@ def frr_version(image: str, image_id: str) -> str | None:
     if image_id in known:
         return known[image_id]
     try:
-        output = client(timeout=60).containers.run(
-            image,
-            ["dpkg-query", "-W", "-f", "${Version}", "frr"],
-            network_mode="none",
-            remove=True,
-        )
-    except (DockerException, PrerequisiteError):
+        found = package_version(_dpkg_status(image), "frr")
+    except (DockerException, PrerequisiteError, KeyError, tarfile.TarError):
         return None
-    found = output.decode().strip() if isinstance(output, bytes) else None
     if found:
         known[image_id] = found
         scratch = cache.with_suffix(f".{os.getpid()}.tmp")
         scratch.write_text(json.dumps(known, indent=1) + "\n")
         scratch.replace(cache)  # atomic: a concurrent reader sees the old or the new file
     return found
+
+
+def _dpkg_status(image: str) -> str:
+    """dpkg's package database of ``image``, copied out of a container that never starts."""
+    container = client(timeout=60).containers.create(image, ["true"], network_mode="none")
+    try:
+        chunks, _ = container.get_archive("/var/lib/dpkg/status")
+        data = b"".join(chunks)
+    finally:
+        container.remove(force=True)
+    with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+        member = archive.extractfile("status")
+        if member is None:
+            raise KeyError("status")
+        return member.read().decode(errors="replace")
+
+
+def package_version(status: str, package: str) -> str | None:
+    """The version of an installed package in a dpkg status file."""
+    for stanza in status.split("\n\n"):
+        fields = dict(
+            line.split(": ", 1) for line in stanza.splitlines() if ": " in line and line[0] != " "
+        )
+        if fields.get("Package") == package and "installed" in fields.get("Status", ""):
+            return fields.get("Version")
+    return None
 
 
 def _read_cache(cache: Path) -> dict[str, str]:

@@ -15,6 +15,7 @@ import pytest
 
 from netdojo.judges.compare import compare_runs
 from netdojo.judges.leaderboard import leaderboard
+from netdojo.judges.provenance import package_version
 from netdojo.judges.redact import MARK, scrub, scrub_text
 from netdojo.judges.runner import EpisodeRecord
 from netdojo.judges.runs import RunError, agent_name, load_run, whole_numbers
@@ -215,3 +216,14 @@ def test_a_run_folder_reads_back(tmp_path: Path) -> None:
 def test_a_folder_without_results_is_refused(tmp_path: Path) -> None:
     with pytest.raises(RunError, match=r"results\.json"):
         load_run(tmp_path)
+
+
+def test_the_frr_version_is_read_from_the_dpkg_database() -> None:
+    status = (
+        "Package: frr-pythontools\nStatus: install ok installed\nVersion: 8.4.4-1.1~deb12u2\n\n"
+        "Package: frr\nStatus: deinstall ok config-files\nVersion: 7.5.1-1\n\n"
+        "Package: frr\nStatus: install ok installed\nPriority: optional\n"
+        "Description: BGP/OSPF/RIP routing daemon\n continued: line\nVersion: 8.4.4-1.1~deb12u2\n"
+    )
+    assert package_version(status, "frr") == "8.4.4-1.1~deb12u2"
+    assert package_version(status, "bird2") is None
