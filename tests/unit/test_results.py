@@ -227,3 +227,15 @@ def test_the_frr_version_is_read_from_the_dpkg_database() -> None:
     )
     assert package_version(status, "frr") == "8.4.4-1.1~deb12u2"
     assert package_version(status, "bird2") is None
+
+
+def test_a_trajectory_forgets_a_secret_wherever_it_was_echoed() -> None:
+    token = secrets.token_urlsafe(32)
+    recorded = trajectory("e1", extra=f"Bearer {token}")
+    recorded.submitted = f"done; token {token}"
+    steps = recorded.steps
+    recorded.redact(token)
+    assert token not in recorded.model_dump_json()
+    assert recorded.steps is steps  # the list the tools append to stays the same object
+    assert recorded.steps[1].arguments["command"] == "show version Bearer [redacted]"
+    assert recorded.submitted == "done; token [redacted]"
