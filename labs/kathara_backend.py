@@ -2,7 +2,8 @@
 
 Kathará creates containers and networks through one docker-py client. netdojo wraps two calls
 of that client so every object of a netdojo lab carries its owner process (for the reaper), a
-pids limit and a sane open-file limit (FRR's fork fails with a huge one).
+pids limit, a sane open-file limit (FRR's fork fails with a huge one) and netdojo's seccomp
+profile (no mounts or namespace changes, see `netdojo.labs.seccomp`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from docker import DockerClient
 from netdojo.labs.errors import PrerequisiteError
 from netdojo.labs.image import device_image
 from netdojo.labs.kathara_settings import load_settings
+from netdojo.labs.seccomp import security_opt
 
 OWNER_LABEL = "netdojo.owner"
 LAB_LABEL = "netdojo.lab"
@@ -100,6 +102,7 @@ def _install_hooks(client: DockerClient) -> None:
             host_config["PidsLimit"] = limit
             if not host_config.get("Ulimits"):
                 host_config["Ulimits"] = [{"Name": "nofile", "Soft": NOFILE, "Hard": NOFILE}]
+            host_config["SecurityOpt"] = [*(host_config.get("SecurityOpt") or []), security_opt()]
         return create_container(*args, **kwargs)
 
     def network_hook(*args: Any, **kwargs: Any) -> Any:
