@@ -18,9 +18,9 @@ import docker
 import pytest
 from starlette.applications import Starlette
 
-from netdojo.arena import green_app, in_process
+from netdojo.arena import green_app
 from netdojo.arena_commands import assess
-from netdojo.clients.agents import Task, noop, oracle
+from netdojo.clients.agents import Task, oracle
 from netdojo.clients.purple import CallerContextBuilder, PurpleExecutor
 from netdojo.clients.session import ToolCallError, ToolSession
 from netdojo.judges.episode import Episode
@@ -60,47 +60,42 @@ def _owned_by(pid: int) -> list[str]:
     return [c["Names"][0] for c in found if c["Labels"]["netdojo.owner"].startswith(f"{pid}:")]
 
 
-async def test_a_device_killed_mid_episode_is_an_infra_error_retried_on_a_fresh_lab() -> None:
-    labs: list[str] = []
-    victim = generate(*CHEAP).hidden.faults[0].device
-
-    async def kill_then_idle(episode: Episode) -> AgentReport:
-        labs.append(episode.lab.lab_hash)
-        if len(labs) > 1:
-            return await in_process(noop)(episode)
-        client = docker.from_env()
-        try:
-            selector = {"label": [f"lab_hash={episode.lab.lab_hash}", f"name={victim}"]}
-            (container,) = client.containers.list(filters=selector)
-            container.kill()
-        finally:
-            client.close()
-        return AgentReport(detail="watched a router die")
-
-    record = await run_episode_with_retry(generate(*CHEAP), kill_then_idle, Budgets(), "killed")
-    assert len(labs) == 2 and labs[0] != labs[1], "the retry runs on a fresh lab"
-    assert record.attempts == 2 and record.outcome == "unsolved"
-    assert record.retried_because is not None
-    assert record.retried_because.startswith("infra_error") and victim in record.retried_because
-    assert _lab_objects(lab_hash=labs[0]) == [] and _lab_objects(lab_hash=labs[1]) == []
-
-
-async def test_a_fault_removed_behind_the_judges_back_is_environment_invalid() -> None:
-    """The fault goes away without a single state-changing call: not the agent's success."""
+async def test_a_killed_device_is_infra_error_and_a_vanished_fault_environment_invalid() -> None:
+    """Attempt 1: a router dies mid-turn, so the lab broke (infra_error) and the episode runs
+    again on a fresh lab. Attempt 2: the fault is removed straight on the lab, not through the
+    tools, so the task is found solved with no state-changing call (environment_invalid).
+    Neither counts against the agent, and neither lab is left."""
     scenario = generate(*CHEAP)
+    victim = scenario.hidden.faults[0].device
+    labs: list[str] = []
 
-    async def repair_out_of_band(episode: Episode) -> AgentReport:
-        for call in scenario.hidden.solution:  # straight on the lab, not through the tools
+    async def kill_then_repair_out_of_band(episode: Episode) -> AgentReport:
+        labs.append(episode.lab.lab_hash)
+        if len(labs) == 1:
+            client = docker.from_env()
+            try:
+                selector = {"label": [f"lab_hash={episode.lab.lab_hash}", f"name={victim}"]}
+                (container,) = client.containers.list(filters=selector)
+                container.kill()
+            finally:
+                client.close()
+            return AgentReport(detail="watched a router die")
+        for call in scenario.hidden.solution:
             assert (await apply(episode.lab, call)).ok
         return AgentReport(detail="did nothing, honestly")
 
-    record = await run_episode_with_retry(scenario, repair_out_of_band, Budgets(), "vanished")
-    assert record.outcome == "environment_invalid" and record.attempts == 2
+    record = await run_episode_with_retry(scenario, kill_then_repair_out_of_band, Budgets(), "f")
+    assert len(labs) == 2 and labs[0] != labs[1], "the retry runs on a fresh lab"
+    assert record.attempts == 2 and record.retried_because is not None
+    assert record.retried_because.startswith("infra_error")
+    assert f"device {victim} is exited" in record.retried_because
+    assert record.outcome == "environment_invalid" and record.error
+    assert "changed nothing" in record.error
     assert record.verdict is not None and record.verdict.correct
     assert record.verdict.effort.state_changing_calls == 0
-    assert record.error and "changed nothing" in record.error
     summary = summarize([record])
     assert summary.counted == 0 and summary.excluded == {"environment_invalid": 1}
+    assert _lab_objects(lab_hash=labs[0]) == [] and _lab_objects(lab_hash=labs[1]) == []
 
 
 def _purple_app(policy: Any, url: str) -> Starlette:
