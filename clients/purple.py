@@ -8,7 +8,8 @@ mode each reply is one action, ``{"tool": …, "arguments": …}``, and the gree
 with the tool's result in the same context until the policy submits.
 
 A caller that goes away (the green agent's budget ran out, its process died, the connection
-broke) stops the policy working for it: nothing keeps running for nobody.
+broke) stops the policy working for it, and so does a text-mode episode whose next message does
+not come: nothing keeps running for nobody.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ HANDOFF_KEY = "netdojo_episode"
 RESULT_KEY = "netdojo_result"
 CALLER_KEY = "netdojo_caller"
 CALLER_POLL_S = 0.5
+TEXT_IDLE_S = 300.0  # a text-mode policy waits this long for the next tool result, no longer
 
 
 class Handoff(BaseModel):
@@ -101,22 +103,30 @@ async def _caller_gone(context: RequestContext) -> None:
 class PurpleExecutor(AgentExecutor):
     """Runs a fresh policy from ``make_policy`` per episode."""
 
-    def __init__(self, make_policy: Callable[[], Policy]) -> None:
+    def __init__(self, make_policy: Callable[[], Policy], text_idle_s: float = TEXT_IDLE_S) -> None:
         self.make_policy = make_policy
+        self.text_idle_s = text_idle_s
         self._text: dict[str, tuple[TextSession, asyncio.Task[str]]] = {}
+        self._idle: dict[str, asyncio.TimerHandle] = {}
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Answer the request, unless its caller goes away first: then the policy stops."""
         replies: list[Message] = []
+        failures: list[Exception] = []
         async with anyio.create_task_group() as group:
 
             async def answer() -> None:
-                replies.append(await self._answer(context))
+                try:
+                    replies.append(await self._answer(context))
+                except Exception as exc:  # raised below as itself, not as a group of one
+                    failures.append(exc)
                 group.cancel_scope.cancel()
 
             group.start_soon(answer)
             await _caller_gone(context)
             group.cancel_scope.cancel()
+        if failures:
+            raise failures[0]
         if not replies:
             self._drop(context)
             text = "stopped: the caller went away"
@@ -164,6 +174,9 @@ class PurpleExecutor(AgentExecutor):
         return await self._next_action(context, session, running, policy)
 
     async def _continue(self, context: RequestContext, result: dict[str, Any]) -> Message:
+        waiting = self._idle.pop(context.context_id or "", None)
+        if waiting is not None:
+            waiting.cancel()
         session, running = self._text[context.context_id or ""]
         await session.results.put(result)
         return await self._next_action(context, session, running, None)
@@ -179,6 +192,9 @@ class PurpleExecutor(AgentExecutor):
         await asyncio.wait({action, running}, return_when=asyncio.FIRST_COMPLETED)
         if action.done():
             chosen = action.result()
+            key = context.context_id or ""
+            loop = asyncio.get_running_loop()
+            self._idle[key] = loop.call_later(self.text_idle_s, self._abandon, key)
         else:
             action.cancel()
             del self._text[context.context_id or ""]
@@ -191,8 +207,14 @@ class PurpleExecutor(AgentExecutor):
         self._drop(context)
 
     def _drop(self, context: RequestContext) -> None:
-        """Stop a text-mode policy waiting in this context, if any."""
-        entry = self._text.pop(context.context_id or "", None)
+        self._abandon(context.context_id or "")
+
+    def _abandon(self, key: str) -> None:
+        """Stop a text-mode policy waiting in context ``key``, if any."""
+        waiting = self._idle.pop(key, None)
+        if waiting is not None:
+            waiting.cancel()
+        entry = self._text.pop(key, None)
         if entry is not None:
             entry[1].cancel()
 

@@ -155,7 +155,9 @@ async def _run(
         green_url = f"http://127.0.0.1:{green_port}"
         app = green_app("127.0.0.1", green_port)
         await stack.enter_async_context(serve_uvicorn(app, "127.0.0.1", green_port))
-        request = {"participants": {"agent": url}, "config": config, "skip": skip or []}
+        request: dict[str, Any] = {"participants": {"agent": url}, "config": config}
+        if skip:
+            request["skip"] = skip
         artifacts = await assess(green_url, request, show=True, on_episode=on_episode)
     return artifacts
 

@@ -13,7 +13,7 @@ from starlette.applications import Starlette
 from netdojo.arena import green_app, purple_app
 from netdojo.arena_commands import assess
 from netdojo.clients.agents import Policy, Task
-from netdojo.clients.purple import PurpleExecutor
+from netdojo.clients.purple import CallerContextBuilder, PurpleExecutor
 from netdojo.clients.session import ToolSession
 from netdojo.labs.errors import NetdojoError
 from netdojo.servers.a2a_app import a2a_routes, agent_card
@@ -47,7 +47,9 @@ def _builtin(name: str) -> Any:
 def _custom(policy: Policy) -> Any:
     def make(url: str, port: int) -> Starlette:
         card = agent_card("test-agent", "a test policy", url, [], streaming=False)
-        return Starlette(routes=a2a_routes(card, PurpleExecutor(lambda: policy)))
+        return Starlette(
+            routes=a2a_routes(card, PurpleExecutor(lambda: policy), CallerContextBuilder())
+        )
 
     return make
 
