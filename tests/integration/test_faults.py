@@ -15,7 +15,11 @@ from typing import Any
 
 import anyio
 import docker
+import httpx
 import pytest
+from a2a.client import ClientConfig, create_client
+from a2a.helpers import get_message_text, new_data_part, new_message, new_text_part
+from a2a.types import Role, SendMessageRequest
 from starlette.applications import Starlette
 
 from netdojo.arena import green_app
@@ -36,6 +40,7 @@ from .proxy import docker_proxy, running, tcp_proxy
 pytestmark = pytest.mark.anyio
 CHEAP = ("static-routing", 1, 1)  # no protected flows: the monitor stays out of the way
 NETDOJO = str(Path(sys.executable).parent / "netdojo")
+OUTAGE_S = 6.0
 
 
 def _lab_objects(**labels: str) -> list[str]:
@@ -110,6 +115,33 @@ async def _served(app: Starlette, port: int) -> AsyncIterator[None]:
         yield
 
 
+async def test_a_text_mode_policy_left_waiting_for_its_next_message_is_stopped() -> None:
+    """The green agent asked for an action and never came back with the result."""
+    stopped = anyio.Event()
+
+    async def policy(session: ToolSession, task: Task) -> str:
+        try:
+            await session.call("topology")
+        finally:
+            stopped.set()
+        return "never reached"
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    card = agent_card("test-agent", "a test policy", url, [], streaming=False)
+    executor = PurpleExecutor(lambda: policy, text_idle_s=1.0)
+    app = Starlette(routes=a2a_routes(card, executor, CallerContextBuilder()))
+    handoff = {"netdojo_episode": {"episode_id": "left-waiting", "mode": "text"}}
+    message = new_message([new_text_part("a brief"), new_data_part(handoff)], role=Role.ROLE_USER)
+    async with _served(app, port), httpx.AsyncClient(timeout=30) as http:
+        config = ClientConfig(streaming=False, httpx_client=http)
+        async with await create_client(url, client_config=config) as client:
+            replies = [r async for r in client.send_message(SendMessageRequest(message=message))]
+        assert "topology" in get_message_text(replies[-1].message)
+        with anyio.fail_after(10):
+            await stopped.wait()
+
+
 async def test_a_purple_agent_cut_off_mid_episode_is_an_agent_error_and_stops_working() -> None:
     """The network drops mid-turn: that episode is the agent's error, the purple agent stops
     the policy working for nobody, and the next episode (a slow answer) is judged as usual."""
@@ -157,12 +189,13 @@ async def test_a_purple_agent_cut_off_mid_episode_is_an_agent_error_and_stops_wo
 async def test_an_engine_that_stops_answering_mid_episode_ends_it_as_infra_error(
     tmp_path: Path,
 ) -> None:
-    """`netdojo run` reaches Docker through a socket that goes dark for a few seconds while
-    the agent works: the episode is an infra_error, its lab is removed once the engine is
-    back, and the retry on a fresh lab is the recorded result."""
+    """`netdojo run` reaches Docker through a socket that goes dark for a few seconds from the
+    middle of the agent's turn: the episode is an infra_error, its lab is removed once the
+    engine is back, and the rerun on a fresh lab is the recorded result."""
     socket = str(tmp_path / "docker.sock")
     proxy = docker_proxy(socket)
     seen: list[str] = []
+    gone = anyio.Event()
 
     async def policy(session: ToolSession, task: Task) -> str:
         seen.append("turn")
@@ -170,13 +203,17 @@ async def test_an_engine_that_stops_answering_mid_episode_ends_it_as_infra_error
             return "nothing this time"
         device = (await session.call("topology"))["devices"][0]["name"]
         proxy.down()
+        gone.set()
         try:
             await session.call("show", {"device": device, "command": "ip route"})
         except ToolCallError as exc:
             seen.append(str(exc))
-        await anyio.sleep(4)
-        await proxy.up()
         return "the engine went away"
+
+    async def back_after_a_while() -> None:
+        await gone.wait()
+        await anyio.sleep(OUTAGE_S)  # the judge and the teardown meet a silent engine
+        await proxy.up()
 
     port = free_port()
     out = tmp_path / "run"
@@ -184,7 +221,12 @@ async def test_an_engine_that_stops_answering_mid_episode_ends_it_as_infra_error
             "static-routing", "--seeds", "1", "--out", str(out)]  # fmt: skip
     env = {**os.environ, "DOCKER_HOST": f"unix://{socket}"}
     log = tmp_path / "run.log"
-    async with running(proxy), _served(_purple_app(policy, f"http://127.0.0.1:{port}"), port):
+    async with (
+        running(proxy),
+        _served(_purple_app(policy, f"http://127.0.0.1:{port}"), port),
+        anyio.create_task_group() as group,
+    ):
+        group.start_soon(back_after_a_while)
         with log.open("wb") as output, anyio.fail_after(300):
             process = await anyio.open_process(argv, env=env, stdout=output, stderr=output)
             code = await process.wait()
