@@ -311,7 +311,8 @@ def ibgp_lines(network: Network, router: Node) -> list[str]:
         f" bgp router-id {router.loopback}",
         " no bgp ebgp-requires-policy",
         " no bgp network import-check",
-        " timers bgp 1 3",
+        # Sessions ride on the underlay: a longer hold keeps them up through a busy moment.
+        " timers bgp 3 9",
         " coalesce-time 100",
     ]
     for peer in mesh:
