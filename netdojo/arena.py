@@ -18,7 +18,7 @@ from netdojo.clients.session import ToolSession
 from netdojo.judges.episode import Episode
 from netdojo.judges.runner import Agent, AgentReport
 from netdojo.labs.errors import NetdojoError
-from netdojo.servers.a2a_app import a2a_routes, agent_card
+from netdojo.servers.a2a_app import MAX_REQUEST_BYTES, a2a_routes, agent_card
 from netdojo.servers.endpoints import EndpointHost
 from netdojo.servers.green import SKILL, GreenExecutor
 from netdojo.servers.mcp_server import evaluation_server
@@ -79,7 +79,9 @@ def purple_app(name: str, base_url: str) -> Starlette:
     )
     card = agent_card(f"netdojo-{name}", PURPLE_AGENTS[name], base_url, [skill], streaming=False)
     executor = PurpleExecutor(make_policy)
-    return Starlette(routes=a2a_routes(card, executor, CallerContextBuilder()))
+    return Starlette(
+        routes=a2a_routes(card, executor, CallerContextBuilder()), max_body_size=MAX_REQUEST_BYTES
+    )
 
 
 def green_app(host: str, port: int, public_url: str | None = None) -> Starlette:
@@ -96,4 +98,5 @@ def green_app(host: str, port: int, public_url: str | None = None) -> Starlette:
         # The endpoints go first: the A2A REST binding mounts a catch-all `/{tenant}`.
         routes=[*endpoints.routes, *a2a_routes(card, GreenExecutor(endpoints))],
         lifespan=endpoints.lifespan,
+        max_body_size=MAX_REQUEST_BYTES,
     )

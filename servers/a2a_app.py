@@ -19,6 +19,8 @@ from netdojo import __version__
 
 JSONRPC_PATH = "/a2a/jsonrpc"
 REST_PATH = "/a2a/rest"
+MAX_REQUEST_BYTES = 4 * 2**20
+"""Larger requests get 413 (a JSON-RPC "payload too large" error), as the MCP transport does."""
 
 
 def agent_card(

@@ -345,6 +345,8 @@ class GreenExecutor(AgentExecutor):
                 card = (await http.get(f"{url.rstrip('/')}/.well-known/agent-card.json")).json()
             except (httpx.HTTPError, json.JSONDecodeError) as exc:
                 raise ValueError(f"cannot read the agent card at {url}: {exc}") from None
+        if not isinstance(card, dict):
+            raise ValueError(f"the agent card at {url} is not a JSON object")
         if card.get("name") == ORACLE_NAME and not config.calibration:
             raise ValueError("the oracle takes part only when config.calibration is true")
         return str(card.get("name") or "agent")
