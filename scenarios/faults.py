@@ -710,11 +710,27 @@ def bgp_md5_one_side(ctx: FaultContext) -> FaultPlan | None:
 
 
 def bgp_max_prefix(ctx: FaultContext) -> FaultPlan | None:
-    return _session_down(
-        ctx,
-        "bgp.max_prefix",
-        ["address-family ipv4 unicast", "neighbor {peer} maximum-prefix 1"],
-        ["address-family ipv4 unicast", "no neighbor {peer} maximum-prefix 1"],
+    """A limit of one prefix on a session whose peer always sends two: its loopback and its
+    LAN, which no other fault may take away."""
+    if not (picked := bgp_end(ctx)):
+        return None
+    a, b, address, own, _ = picked
+    hosts = [f"host:{h}" for h in sorted(ctx.network.lans) if ctx.network.router_of(h) == b]
+    if not hosts or not ctx.take(*hosts):
+        return None
+    head = (f"router bgp {own}", "address-family ipv4 unicast")
+    tag = "bgp.max_prefix"
+    return FaultPlan(
+        Fault(
+            type=tag,
+            device=a,
+            params={"peer": address},
+            inject=[configure(a, *head, f"neighbor {address} maximum-prefix 1")],
+            fix=[configure(a, *head, f"no neighbor {address} maximum-prefix 1")],
+            present=[session_probe(ctx.network, a, b, False, tag)],
+        ),
+        Impact(down_links={frozenset((a, b))}),
+        [session_probe(ctx.network, a, b, True, tag)],
     )
 
 
