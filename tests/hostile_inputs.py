@@ -93,6 +93,7 @@ def _any_text() -> st.SearchStrategy[str]:
 def hostile_text(forms: list[str]) -> st.SearchStrategy[str]:
     """A command string for a tool whose accepted forms are ``forms``."""
     return st.one_of(
+        st.sampled_from(forms),
         _glued(forms),
         _glued(forms),
         st.lists(st.sampled_from(FRAGMENTS + forms), min_size=1, max_size=6).map(" ".join),
