@@ -13,9 +13,11 @@ from netdojo.tools.allowlist import CommandRefused
 
 MAX_LINE_BYTES = 1024
 EXEC_WORDS = (
-    "add", "clear", "configure", "copy", "disable", "do", "graceful-restart", "mtrace", "output",
-    "ping", "show", "ssh", "start-shell", "telnet", "terminal", "traceroute", "write",
+    "add", "clear", "copy", "disable", "do", "graceful-restart", "mtrace", "output", "ping",
+    "show", "ssh", "start-shell", "telnet", "terminal", "traceroute", "write",
 )  # fmt: skip
+"""`configure terminal` is not among them: it only enters configuration mode, where the lines
+start anyway, and agents often send it first."""
 CONFIG_FORMS = (
     "FRR configuration lines as typed after `configure terminal`, one line per entry",
     f"at most {MAX_LINE_BYTES} bytes (UTF-8) a line, no control characters",
@@ -50,6 +52,8 @@ def _line_problem(line: str) -> str | None:
         return None
     first = words[0].lower()
     matched = [word for word in EXEC_WORDS if word.startswith(first)]
+    if "write" in matched:
+        return "the configuration applies as it is given; there is nothing to write"
     if matched:
         return f"`{words[0]}` is an exec-mode command ({matched[0]}), not configuration"
     return None
