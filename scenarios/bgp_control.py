@@ -16,12 +16,13 @@ from netdojo.scenarios.faults import (
     FaultContext,
     FaultPlan,
     Injector,
+    absent_line_probe,
     bgp_end,
     route_probe,
     session_probe,
 )
 from netdojo.scenarios.forwarding import Impact
-from netdojo.scenarios.model import Fault, Probe, configure, execute
+from netdojo.scenarios.model import Fault, configure, execute
 from netdojo.scenarios.network import Network
 
 
@@ -78,12 +79,11 @@ def requires_policy(ctx: FaultContext) -> FaultPlan | None:
     filtered |= {(p, router, h) for p in peers for h in hosts}
     tag = "bgp.requires_policy"
     line = "no bgp ebgp-requires-policy"
-    present = Probe(
-        id=f"{tag}:{router}",
-        description=f"{router} requires a policy on its eBGP sessions",
-        kind="config",
-        device=router,
-        params={"pattern": line, "expect": False},
+    present = absent_line_probe(
+        tag,
+        router,
+        line,
+        f"{router} requires a policy on its eBGP sessions",
     )
     soft = execute(router, "clear bgp * soft")
     return FaultPlan(
@@ -144,22 +144,33 @@ def _exit_choice(ctx: FaultContext, slack: int) -> ExitChoice | None:
 
 
 def _steering_plan(
-    ctx: FaultContext,
-    tag: str,
-    device: str,
-    inject: list[str],
-    fix: list[str],
-    choice: ExitChoice,
+    ctx: FaultContext, tag: str, device: str, neighbour: str, setting: str, choice: ExitChoice
 ) -> FaultPlan:
+    """A route-map that applies ``setting`` to the chosen LAN, attached on ``device`` to its
+    session with ``neighbour`` (``in`` at the source, ``out`` elsewhere)."""
     source, prefix = choice.source, choice.prefix
     via = _address_towards(ctx.network, source, choice.intended)
+    peer = _address_towards(ctx.network, device, neighbour)
+    direction = "in" if device == source else "out"
+    name = f"{ctx.rng.choice(STEERING_NAMES[direction])}-{neighbour.upper()}"
+    applied = f"neighbor {peer} route-map {name} {direction}"
+    policy = [
+        f"ip prefix-list {name}-NETS seq 5 permit {prefix}",
+        f"route-map {name} permit 10",
+        f" match ip address prefix-list {name}-NETS",
+        f" {setting}",
+        "exit",
+        f"route-map {name} permit 20",
+        "exit",
+    ]
+    head = [f"router bgp {ctx.network.node(device).asn}", "address-family ipv4 unicast"]
     return FaultPlan(
         Fault(
             type=tag,
             device=device,
             params={"prefix": prefix, "intended_via": via},
-            inject=[configure(device, *inject)],
-            fix=[configure(device, *fix)],
+            inject=[configure(device, *policy, *head, applied)],
+            fix=[configure(device, *head, f"no {applied}")],
             present=[route_probe(tag, source, prefix, False, via=via)],
         ),
         Impact(),
@@ -168,65 +179,27 @@ def _steering_plan(
     )
 
 
+STEERING_NAMES = {"in": ("PREFER", "LP", "PRIMARY"), "out": ("PREPEND", "PAD", "DEPREF")}
+PREPENDS = 3
+
+
 def local_pref_steering(ctx: FaultContext) -> FaultPlan | None:
     """An inbound route-map raises local preference on a longer path to one site."""
     if ctx.routing != "bgp" or not (picked := _exit_choice(ctx, slack=8)):
         return None
-    source, other, prefix = picked.source, picked.other, picked.prefix
-    asn = ctx.network.node(source).asn
-    peer = _address_towards(ctx.network, source, other)
-    name = f"{ctx.rng.choice(('PREFER', 'LP', 'PRIMARY'))}-{other.upper()}"
-    applied = f"neighbor {peer} route-map {name} in"
-    policy = [
-        f"ip prefix-list {name}-NETS seq 5 permit {prefix}",
-        f"route-map {name} permit 10",
-        f" match ip address prefix-list {name}-NETS",
-        " set local-preference 200",
-        "exit",
-        f"route-map {name} permit 20",
-        "exit",
-    ]
-    head = [f"router bgp {asn}", "address-family ipv4 unicast"]
-    return _steering_plan(
-        ctx,
-        "bgp.local_pref_steering",
-        source,
-        [*policy, *head, applied],
-        [*head, f"no {applied}"],
-        picked,
-    )
-
-
-PREPENDS = 3
+    setting = "set local-preference 200"
+    tag = "bgp.local_pref_steering"
+    return _steering_plan(ctx, tag, picked.source, picked.other, setting, picked)
 
 
 def as_path_prepend_steering(ctx: FaultContext) -> FaultPlan | None:
     """The intended next router prepends its AS towards the source, pushing traffic around."""
     if ctx.routing != "bgp" or not (picked := _exit_choice(ctx, slack=PREPENDS - 1)):
         return None
-    source, intended, prefix = picked.source, picked.intended, picked.prefix
-    asn = ctx.network.node(intended).asn
-    peer = _address_towards(ctx.network, intended, source)
-    name = f"{ctx.rng.choice(('PREPEND', 'PAD', 'DEPREF'))}-{source.upper()}"
-    applied = f"neighbor {peer} route-map {name} out"
-    policy = [
-        f"ip prefix-list {name}-NETS seq 5 permit {prefix}",
-        f"route-map {name} permit 10",
-        f" match ip address prefix-list {name}-NETS",
-        f" set as-path prepend {' '.join([str(asn)] * PREPENDS)}",
-        "exit",
-        f"route-map {name} permit 20",
-        "exit",
-    ]
-    head = [f"router bgp {asn}", "address-family ipv4 unicast"]
-    return _steering_plan(
-        ctx,
-        "bgp.as_path_prepend_steering",
-        intended,
-        [*policy, *head, applied],
-        [*head, f"no {applied}"],
-        picked,
-    )
+    asn = ctx.network.node(picked.intended).asn
+    setting = f"set as-path prepend {' '.join([str(asn)] * PREPENDS)}"
+    tag = "bgp.as_path_prepend_steering"
+    return _steering_plan(ctx, tag, picked.intended, picked.source, setting, picked)
 
 
 BGP_CONTROL_INJECTORS: dict[str, Injector] = {

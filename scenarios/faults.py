@@ -414,12 +414,11 @@ def missing_network_stub(ctx: FaultContext) -> FaultPlan | None:
         return None
     router, host, iface = picked
     subnet = subnet_of(iface)
-    present = Probe(
-        id=f"ospf.missing_network_stub:{router}",
-        description=f"{router} does not announce {subnet} in OSPF",
-        kind="config",
-        device=router,
-        params={"pattern": f" network {subnet} area 0", "expect": False},
+    present = absent_line_probe(
+        "ospf.missing_network_stub",
+        router,
+        f" network {subnet} area 0",
+        f"{router} does not announce {subnet} in OSPF",
     )
     return FaultPlan(
         Fault(
@@ -768,12 +767,11 @@ def bgp_missing_network(ctx: FaultContext) -> FaultPlan | None:
     router, host, iface = picked
     subnet = subnet_of(iface)
     asn = ctx.network.node(router).asn
-    present = Probe(
-        id=f"bgp.missing_network:{router}",
-        description=f"{router} does not announce {subnet} in BGP",
-        kind="config",
-        device=router,
-        params={"pattern": f"network {subnet}", "expect": False},
+    present = absent_line_probe(
+        "bgp.missing_network",
+        router,
+        f"network {subnet}",
+        f"{router} does not announce {subnet} in BGP",
     )
     head = (f"router bgp {asn}", "address-family ipv4 unicast")
     return FaultPlan(
@@ -811,6 +809,17 @@ def config_line_probe(tag: str, device: str, line: str) -> Probe:
         kind="config",
         device=device,
         params={"pattern": line, "expect": True},
+    )
+
+
+def absent_line_probe(tag: str, device: str, line: str, description: str) -> Probe:
+    """A running-config line that must be absent (while a fault that removed it is active)."""
+    return Probe(
+        id=f"{tag}:{device}",
+        description=description,
+        kind="config",
+        device=device,
+        params={"pattern": line, "expect": False},
     )
 
 

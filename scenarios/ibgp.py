@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import random
 
-from netdojo.scenarios.faults import FaultContext, FaultPlan, Injector, router_id
+from netdojo.scenarios.faults import (
+    FaultContext,
+    FaultPlan,
+    Injector,
+    absent_line_probe,
+    router_id,
+)
 from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.model import Fault, Probe, configure
 from netdojo.scenarios.network import HOSTS_BY_LEVEL, Network
@@ -88,12 +94,11 @@ def next_hop_self_missing(ctx: FaultContext) -> FaultPlan | None:
             inject=[configure(border, *head, *(f"no neighbor {p} next-hop-self" for p in peers))],
             fix=[configure(border, *head, *(f"neighbor {p} next-hop-self" for p in peers))],
             present=[
-                Probe(
-                    id=f"{tag}:{border}",
-                    description=f"{border} does not set itself as next hop towards the core",
-                    kind="config",
-                    device=border,
-                    params={"pattern": line, "expect": False},
+                absent_line_probe(
+                    tag,
+                    border,
+                    line,
+                    f"{border} does not set itself as next hop towards the core",
                 )
             ],
         ),
@@ -159,12 +164,11 @@ def missing_loopback(ctx: FaultContext) -> FaultPlan | None:
             inject=[configure(router, "router ospf", f"no {line}")],
             fix=[configure(router, "router ospf", line)],
             present=[
-                Probe(
-                    id=f"{tag}:{router}",
-                    description=f"{router} does not announce its loopback in OSPF",
-                    kind="config",
-                    device=router,
-                    params={"pattern": line, "expect": False},
+                absent_line_probe(
+                    tag,
+                    router,
+                    line,
+                    f"{router} does not announce its loopback in OSPF",
                 )
             ],
         ),

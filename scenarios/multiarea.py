@@ -18,13 +18,14 @@ from netdojo.scenarios.faults import (
     FaultContext,
     FaultPlan,
     Injector,
+    absent_line_probe,
     adjacency_probe,
     config_line_probe,
     link_down,
     router_id,
 )
 from netdojo.scenarios.forwarding import Impact
-from netdojo.scenarios.model import Fault, Probe, configure, execute
+from netdojo.scenarios.model import Fault, configure, execute
 from netdojo.scenarios.network import REDISTRIBUTION, Network
 
 
@@ -137,12 +138,11 @@ def missing_redistribution(ctx: FaultContext) -> FaultPlan | None:
         and ctx.network.node(router).iface_to(h).link in ctx.network.redistributed
     }
     tag = "ospf.missing_redistribution"
-    present = Probe(
-        id=f"{tag}:{router}",
-        description=f"{router} does not redistribute its connected LANs into OSPF",
-        kind="config",
-        device=router,
-        params={"pattern": line, "expect": False},
+    present = absent_line_probe(
+        tag,
+        router,
+        line,
+        f"{router} does not redistribute its connected LANs into OSPF",
     )
     return FaultPlan(
         Fault(
