@@ -296,31 +296,37 @@ async def test_a_fork_bomb_is_held_by_the_pids_limit_until_the_lab_goes(jail: Li
     assert await ospf_converged(jail), "the routers beside it work on"
 
 
-@pytest.mark.parametrize("command", [["green"], ["mcp", "--http"]])
-async def test_servers_listen_on_loopback_unless_told(command: list[str]) -> None:
-    port = free_port()
-    server = subprocess.Popen(
-        [NETDOJO, *command, "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+async def test_servers_listen_on_loopback_unless_told() -> None:
+    """`netdojo green` and `netdojo mcp --http` (practice) without `--host`."""
+    ports = {"green": free_port(), "mcp": free_port()}
+    servers = [
+        subprocess.Popen(
+            [NETDOJO, *command, "--port", str(ports[command[0]])],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for command in (["green"], ["mcp", "--http"])
+    ]
     try:
         async with httpx.AsyncClient(timeout=5) as http:
-            with anyio.fail_after(60):
-                while True:
-                    try:
-                        await http.get(f"http://127.0.0.1:{port}/")
-                        break
-                    except httpx.ConnectError:
-                        await anyio.sleep(0.2)
-        listening = _listeners(port)
-        assert listening == {"127.0.0.1"}, listening
-        for address in _host_ipv4():
-            with pytest.raises(ConnectionRefusedError):
-                socket.create_connection((address, port), timeout=2).close()
+            for port in ports.values():
+                with anyio.fail_after(90):
+                    while True:
+                        try:
+                            await http.get(f"http://127.0.0.1:{port}/")
+                            break
+                        except httpx.ConnectError:
+                            await anyio.sleep(0.2)
+        for name, port in ports.items():
+            assert _listeners(port) == {"127.0.0.1"}, (name, _listeners(port))
+            for address in _host_ipv4():
+                with pytest.raises(ConnectionRefusedError):
+                    socket.create_connection((address, port), timeout=2).close()
     finally:
-        server.send_signal(signal.SIGTERM)
-        await anyio.to_thread.run_sync(server.wait, 30)
+        for server in servers:
+            server.send_signal(signal.SIGTERM)
+        for server in servers:
+            await anyio.to_thread.run_sync(server.wait, 30)
 
 
 def _listeners(port: int) -> set[str]:

@@ -159,7 +159,7 @@ async def test_execute_under_hostile_commands(
     await _call(hostile_lab, "execute", device=device, command=command)
 
 
-@settings(EXAMPLES, max_examples=40)
+@settings(EXAMPLES, max_examples=30)
 @given(device=_device(CHANGED), lines=hostile_lines())
 @example(device=CHANGED, lines=["exit", "write memory"])
 @example(device=CHANGED, lines=["exit", f"output file /tmp/{MARKER}"])
@@ -191,7 +191,7 @@ async def test_traceroute_under_hostile_names(
     await _call(hostile_lab, "traceroute", source=source, destination=destination)
 
 
-@settings(EXAMPLES, max_examples=25)
+@settings(EXAMPLES, max_examples=15)
 @given(
     device=_device(*READ),
     interface=hostile_name(),
