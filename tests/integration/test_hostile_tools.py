@@ -143,6 +143,7 @@ def _destination() -> st.SearchStrategy[str]:
 
 @settings(EXAMPLES, max_examples=40)
 @given(device=_device(*READ), command=hostile_text(READ_FORMS))
+@example(device="r2", command="show ip route")
 @example(device="r2", command="nft list 'ruleset; flush ruleset'")
 @example(device="r2", command="show running-config ; write memory")
 async def test_show_under_hostile_commands(hostile_lab: Hostile, device: str, command: str) -> None:
@@ -151,6 +152,7 @@ async def test_show_under_hostile_commands(hostile_lab: Hostile, device: str, co
 
 @settings(EXAMPLES, max_examples=40)
 @given(device=_device(CHANGED), command=hostile_text(CHANGE_FORMS))
+@example(device=CHANGED, command="ip link set lo up")
 @example(device=CHANGED, command=f"nft add 'table ip t; include \"{CANARY}\"'")
 @example(device=CHANGED, command=f"iptables -A INPUT -m nosuch --modp=/bin/touch /tmp/{MARKER}")
 async def test_execute_under_hostile_commands(
@@ -161,6 +163,7 @@ async def test_execute_under_hostile_commands(
 
 @settings(EXAMPLES, max_examples=30)
 @given(device=_device(CHANGED), lines=hostile_lines())
+@example(device=CHANGED, lines=["interface lo", " description hostile input"])
 @example(device=CHANGED, lines=["exit", "write memory"])
 @example(device=CHANGED, lines=["exit", f"output file /tmp/{MARKER}"])
 @example(device=CHANGED, lines=["!" + " " * 4094 + "exit", "!" + " " * 4094 + "wr mem"])
@@ -177,6 +180,7 @@ async def test_configure_under_hostile_lines(
     destination=_destination(),
     count=st.one_of(st.integers(1, 2), st.integers(-(2**40), 2**40)),
 )
+@example(source="h1", destination="r1", count=1)
 async def test_ping_under_hostile_names(
     hostile_lab: Hostile, source: str, destination: str, count: int
 ) -> None:
@@ -185,6 +189,7 @@ async def test_ping_under_hostile_names(
 
 @settings(EXAMPLES, max_examples=20)
 @given(source=_device(*READ), destination=_destination())
+@example(source="h1", destination="10.1.0.1")
 async def test_traceroute_under_hostile_names(
     hostile_lab: Hostile, source: str, destination: str
 ) -> None:
@@ -198,6 +203,7 @@ async def test_traceroute_under_hostile_names(
     expression=hostile_text(["icmp", "proto ospf", "host 10.0.0.1", ""]),
     max_packets=st.one_of(st.just(2), st.integers(-5, 10**6)),
 )
+@example(device="r2", interface="eth0", expression="icmp", max_packets=2)
 async def test_capture_under_hostile_filters(
     hostile_lab: Hostile, device: str, interface: str, expression: str, max_packets: int
 ) -> None:
