@@ -7,7 +7,9 @@ descriptors and resident memory. At the end, once the last lab is gone, nothing 
 no container, network, ``kt-`` bridge or host rule of this process, no new orphan bridge, and
 no file descriptors beyond those held after the first episodes. Memory should be flat: the
 mean RSS of the last quarter of episodes against the first quarter, and the slope of a line
-fitted to the samples after the first quarter (warm-up), in MiB per 100 episodes.
+fitted to the samples after the first quarter (warm-up), in MiB per 100 episodes. With
+``--trace``, the Python allocations that grew most from the end of warm-up to the last episode
+(tracemalloc) say where memory goes, if it goes anywhere.
 
 Results go to ``benchmarks/out/soak-<time>.json``.
 """
@@ -15,9 +17,11 @@ Results go to ``benchmarks/out/soak-<time>.json``.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import time
+import tracemalloc
 from collections import Counter
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime
@@ -60,6 +64,7 @@ class SoakReport(BaseModel):
     rss_last_quarter_mib: float
     rss_ratio: float
     rss_slope_mib_per_100: float
+    heap_growth: list[str] = []
 
     @property
     def leaks(self) -> dict[str, int]:
@@ -83,12 +88,21 @@ def _slope(points: list[tuple[int, float]]) -> float:
     return statistics.linear_regression(*zip(*points, strict=True)).slope
 
 
-async def soak(episodes: int, family: str = "static-routing", agent: str = "noop") -> SoakReport:
+async def soak(
+    episodes: int, family: str = "static-routing", agent: str = "noop", trace: bool = False
+) -> SoakReport:
     before = await anyio.to_thread.run_sync(footprint)
     samples: list[Sample] = []
+    snapshots: list[tracemalloc.Snapshot] = []
+    warm_up = max(1, episodes // 4)
+    if trace:
+        tracemalloc.start(10)
     started = time.monotonic()
 
     def sample(update: dict[str, Any]) -> None:
+        if trace and len(samples) + 1 in (warm_up, episodes):
+            gc.collect()
+            snapshots.append(tracemalloc.take_snapshot())
         samples.append(
             Sample(
                 episode=len(samples) + 1,
@@ -136,7 +150,14 @@ async def soak(episodes: int, family: str = "static-routing", agent: str = "noop
         rss_last_quarter_mib=round(last, 1),
         rss_ratio=round(last / first, 3),
         rss_slope_mib_per_100=round(_slope(warm) * 100, 2),
+        heap_growth=_growth(snapshots),
     )
+
+
+def _growth(snapshots: list[tracemalloc.Snapshot], top: int = 10) -> list[str]:
+    if len(snapshots) < 2:
+        return []
+    return [str(stat) for stat in snapshots[-1].compare_to(snapshots[0], "lineno")[:top]]
 
 
 def report(result: SoakReport, every: int) -> None:
@@ -163,6 +184,10 @@ def report(result: SoakReport, every: int) -> None:
         f"file descriptors: {result.before.fds} before, {result.fds_warm} after warm-up, "
         f"{result.after.fds} at the end"
     )
+    if result.heap_growth:
+        console.print("Python allocations that grew most after warm-up:")
+        for line in result.heap_growth:
+            console.print(f"  {line}", markup=False, highlight=False)
     leaks = result.leaks
     verdict = "[green]none[/]" if not leaks else f"[red]{leaks}[/]"
     console.print(f"leaks: {verdict}")
@@ -174,8 +199,9 @@ def main() -> None:
     parser.add_argument("--family", default="static-routing", help="a scenario family")
     parser.add_argument("--agent", default="noop", help="a built-in purple agent")
     parser.add_argument("--every", type=int, default=10, help="print a sample every N episodes")
+    parser.add_argument("--trace", action="store_true", help="trace Python allocations")
     args = parser.parse_args()
-    result = anyio.run(soak, args.episodes, args.family, args.agent)
+    result = anyio.run(soak, args.episodes, args.family, args.agent, args.trace)
     report(result, args.every)
     out = Path(__file__).parent / "out"
     out.mkdir(exist_ok=True)
