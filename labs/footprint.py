@@ -16,8 +16,8 @@ import anyio
 from pydantic import BaseModel
 
 from netdojo.labs.kathara_backend import OWNER_LABEL, exec_client, owner_tag
+from netdojo.labs.reaper import BRIDGE_PREFIX
 
-BRIDGE_PREFIX = "kt-"
 RULE_TABLES = ("filter", "raw", "nat")
 
 

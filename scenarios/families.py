@@ -302,7 +302,8 @@ def check_choice(family: str, level: int, seed: int) -> Family:
     return FAMILIES[family]
 
 
-def generate(family: str, level: int, seed: int) -> Scenario:
+def plan_instance(family: str, level: int, seed: int) -> tuple[Network, random.Random]:
+    """The instance's network and the seeded generator, positioned to pick faults or intents."""
     spec = check_choice(family, level, seed)
     rng = random.Random(f"scenario/{family}/{level}/{seed}")
     shape = rng.choice(spec.shapes[level])
@@ -314,6 +315,12 @@ def generate(family: str, level: int, seed: int) -> Scenario:
         network = plan_network(topology, level, rng, spec.extra_hosts)
     if spec.areas:
         network = plan_areas(network, rng)
+    return network, rng
+
+
+def generate(family: str, level: int, seed: int) -> Scenario:
+    spec = check_choice(family, level, seed)
+    network, rng = plan_instance(family, level, seed)
     if spec.kind == "constructive":
         return _assemble_constructive(spec, level, seed, network, rng)
     ctx = FaultContext(network=network, routing=spec.routing, rng=rng)

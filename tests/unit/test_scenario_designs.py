@@ -10,7 +10,7 @@ import sys
 import networkx as nx
 import pytest
 
-from netdojo.scenarios.families import LEVELS, generate
+from netdojo.scenarios.families import LEVELS, generate, plan_instance
 from netdojo.scenarios.forwarding import Impact, reachable_pairs
 from netdojo.scenarios.network import Network
 from netdojo.scenarios.path_intent import OFF_PATH_COST
@@ -19,24 +19,7 @@ SEEDS = range(1, 13)
 
 
 def _network_of(family: str, level: int, seed: int) -> Network:
-    """The planned network of an instance, rebuilt the way `generate` builds it."""
-    import random
-
-    from netdojo.scenarios.families import FAMILIES
-    from netdojo.scenarios.ibgp import as_ibgp, with_externals
-    from netdojo.scenarios.multiarea import plan_areas
-    from netdojo.scenarios.network import plan_network
-    from netdojo.scenarios.topology import make_topology, router_count
-
-    spec = FAMILIES[family]
-    rng = random.Random(f"scenario/{family}/{level}/{seed}")
-    shape = rng.choice(spec.shapes[level])
-    topology = make_topology(shape, router_count(level, rng), rng.randrange(2**31))
-    if spec.routing == "ibgp":
-        topology, externals, hosted = with_externals(topology, level, rng)
-        return as_ibgp(plan_network(topology, level, rng, 0, hosted), externals, rng)
-    network = plan_network(topology, level, rng, spec.extra_hosts)
-    return plan_areas(network, rng) if spec.areas else network
+    return plan_instance(family, level, seed)[0]
 
 
 @pytest.mark.parametrize("family", ["ospf-multiarea", "bgp-ibgp", "bgp-transit-build"])
