@@ -46,7 +46,7 @@ async def vandal(session: ToolSession, task: Task) -> str:
     done = []
     for router in rng.sample(routers, k=min(2, len(routers))):
         port = rng.choice(router["interfaces"])["name"]
-        for command in (f"ip link set dev {port} down", "sysctl -w net.ipv4.ip_forward=0"):
+        for command in (f"ip link set dev {port} down", "iptables -P FORWARD DROP"):
             try:
                 await session.call("execute", {"device": router["name"], "command": command})
                 done.append(f"{router['name']}: {command}")

@@ -47,6 +47,9 @@ DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_MAX_OUTPUT = 64 * 1024
 POLL_S = 0.1
 ENGINE_WAIT_S = 120.0  # how long a teardown waits for an engine that does not answer
+LOCAL_RESOLVER = "printf 'nameserver 127.0.0.1\\n' > /etc/resolv.conf"
+"""First startup line of every device. Docker points a device at its embedded resolver, which
+forwards unknown names to the host's resolvers; a device resolves nothing outside itself."""
 
 
 class ExecResult(BaseModel):
@@ -320,8 +323,7 @@ def to_kathara(spec: LabSpec, name: str) -> Any:
             machine.add_meta("sysctl", f"{key}={value}")
         for path, content in dev.files.items():
             machine.create_file_from_string(content, path)
-        if dev.startup:
-            lab.create_startup_file_from_list(machine, dev.startup)
+        lab.create_startup_file_from_list(machine, [LOCAL_RESOLVER, *dev.startup])
     for link in spec.links:
         for device, index in link.endpoints:
             lab.connect_machine_to_link(device, link.name, machine_iface_number=index)

@@ -11,7 +11,6 @@ ALLOWED_FORMS = (
     "ip [-4|-6] route add|del|replace|change|flush ...",
     "iptables|ip6tables ... (any rule operation)",
     "nft add|insert|delete|replace|flush|create ...",
-    "sysctl -w net.KEY=VALUE",
     "clear ip ospf process|neighbor ... | clear [ip] bgp ... (FRR, run through vtysh)",
 )
 IP_OBJECTS = {
@@ -23,7 +22,6 @@ IP_ABBREVIATIONS = {"a": "address", "addr": "address", "l": "link", "r": "route"
 FORBIDDEN_WORDS = {"netns", "vrf", "-batch", "-b", "-force", "--modprobe", "-f", "include"}
 _FRR_CLEAR = re.compile(r"^clear (ip ospf (process|neighbor)|(ip )?bgp)( [\w.:/*-]+)*$")
 NFT_VERBS = {"add", "insert", "delete", "replace", "flush", "create"}
-SYSCTL_KEY = re.compile(r"^net(\.[\w-]+)+$")
 MAX_COMMAND_CHARS = 2048
 
 
@@ -110,10 +108,6 @@ def parse_command(command: str) -> list[str]:
         problem = nft_problem(argv[1:])
         if problem:
             raise CommandRefused(problem)
-    elif program == "sysctl":
-        key = argv[2].split("=")[0] if len(argv) == 3 else ""
-        if argv[1:2] != ["-w"] or "=" not in argv[-1] or not SYSCTL_KEY.match(key):
-            raise CommandRefused("sysctl is allowed only as `sysctl -w net.KEY=VALUE`")
     else:
         raise CommandRefused(f"{program!r} is not an allowed program")
     return argv

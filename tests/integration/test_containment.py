@@ -266,6 +266,17 @@ async def test_a_device_reaches_neither_the_host_nor_another_lab(jail: LiveLab) 
     assert not [line for line in lines if "10.0." in line or "10.1." in line], lines
 
 
+async def test_a_device_resolves_names_only_inside_itself(jail: LiveLab) -> None:
+    """Docker's embedded resolver would forward unknown names to the host's resolvers; every
+    device asks its own loopback instead, where nothing answers."""
+    for device in jail.devices:
+        resolv = await jail.read_file(device, "/etc/resolv.conf")
+        servers = [line.split()[1] for line in resolv.splitlines() if line.startswith("nameserver")]
+        assert servers == ["127.0.0.1"], (device, resolv)
+    lookup = await jail.exec("r1", ["getent", "hosts", "netdojo-nowhere.invalid"], timeout=10)
+    assert lookup.exit_code == 2 and not lookup.timed_out, lookup
+
+
 def _neighbour_spec() -> LabSpec:
     return LabSpec.build(
         name="neighbour",

@@ -50,6 +50,18 @@ async def test_exec_timeout_kills_the_command_in_the_device(triangle: LiveLab) -
     assert left.exit_code == 1, left.stdout
 
 
+async def test_a_detached_child_holding_the_output_does_not_hold_the_call(
+    triangle: LiveLab,
+) -> None:
+    # Docker closes an exec's output streams shortly after its process ends, whoever holds them.
+    result = await triangle.exec("r1", ["sh", "-c", "setsid sleep 61 & echo started"], timeout=5)
+    assert result.exit_code == 0 and result.stdout == "started\n"
+    assert result.duration_s < 30, "the call waited for the child"
+    child = await triangle.exec("r1", ["pgrep", "-x", "-f", "sleep 61"])
+    assert child.exit_code == 0, "the child outlived the call: only the reading was cut"
+    await triangle.exec("r1", ["kill", *child.stdout.split()])
+
+
 async def test_exec_output_is_capped(triangle: LiveLab) -> None:
     result = await triangle.exec("r1", ["yes"], max_output=4096, timeout=10)
     assert result.truncated
