@@ -26,7 +26,7 @@ from netdojo.scenarios.model import Fault, configure, execute
 from netdojo.scenarios.network import Network
 
 
-def _address_towards(network: Network, router: str, peer: str) -> str:
+def address_towards(network: Network, router: str, peer: str) -> str:
     """The address of ``peer`` on its link with ``router``."""
     return network.node(peer).iface_to(router).address.split("/")[0]
 
@@ -115,7 +115,7 @@ class ExitChoice(NamedTuple):
         return f"traffic from {self.origin} to {self.host} takes a longer path than intended"
 
 
-def _exit_choice(ctx: FaultContext, slack: int) -> ExitChoice | None:
+def exit_choice(ctx: FaultContext, slack: int) -> ExitChoice | None:
     """A site pair whose traffic can be steered at its source router.
 
     The intended path is the unique shortest one; every best path of the alternative next
@@ -143,18 +143,10 @@ def _exit_choice(ctx: FaultContext, slack: int) -> ExitChoice | None:
     return None
 
 
-def _steering_plan(
-    ctx: FaultContext, tag: str, device: str, neighbour: str, setting: str, choice: ExitChoice
-) -> FaultPlan:
-    """A route-map that applies ``setting`` to the chosen LAN, attached on ``device`` to its
-    session with ``neighbour`` (``in`` at the source, ``out`` elsewhere)."""
-    source, prefix = choice.source, choice.prefix
-    via = _address_towards(ctx.network, source, choice.intended)
-    peer = _address_towards(ctx.network, device, neighbour)
-    direction = "in" if device == source else "out"
-    name = f"{ctx.rng.choice(STEERING_NAMES[direction])}-{neighbour.upper()}"
-    applied = f"neighbor {peer} route-map {name} {direction}"
-    policy = [
+def prefix_route_map(name: str, prefix: str, setting: str) -> list[str]:
+    """Route-map ``name``: ``setting`` on ``prefix`` (matched by prefix-list ``name``-NETS),
+    every other route passed unchanged."""
+    return [
         f"ip prefix-list {name}-NETS seq 5 permit {prefix}",
         f"route-map {name} permit 10",
         f" match ip address prefix-list {name}-NETS",
@@ -163,13 +155,31 @@ def _steering_plan(
         f"route-map {name} permit 20",
         "exit",
     ]
-    head = [f"router bgp {ctx.network.node(device).asn}", "address-family ipv4 unicast"]
+
+
+def bgp_head(network: Network, router: str) -> list[str]:
+    """The lines that enter ``router``'s IPv4 unicast BGP configuration."""
+    return [f"router bgp {network.node(router).asn}", "address-family ipv4 unicast"]
+
+
+def _steering_plan(
+    ctx: FaultContext, tag: str, device: str, neighbour: str, setting: str, choice: ExitChoice
+) -> FaultPlan:
+    """A route-map that applies ``setting`` to the chosen LAN, attached on ``device`` to its
+    session with ``neighbour`` (``in`` at the source, ``out`` elsewhere)."""
+    source, prefix = choice.source, choice.prefix
+    via = address_towards(ctx.network, source, choice.intended)
+    peer = address_towards(ctx.network, device, neighbour)
+    direction = "in" if device == source else "out"
+    name = f"{ctx.rng.choice(STEERING_NAMES[direction])}-{neighbour.upper()}"
+    applied = f"neighbor {peer} route-map {name} {direction}"
+    head = bgp_head(ctx.network, device)
     return FaultPlan(
         Fault(
             type=tag,
             device=device,
             params={"prefix": prefix, "intended_via": via},
-            inject=[configure(device, *policy, *head, applied)],
+            inject=[configure(device, *prefix_route_map(name, prefix, setting), *head, applied)],
             fix=[configure(device, *head, f"no {applied}")],
             present=[route_probe(tag, source, prefix, False, via=via)],
         ),
@@ -181,20 +191,21 @@ def _steering_plan(
 
 STEERING_NAMES = {"in": ("PREFER", "LP", "PRIMARY"), "out": ("PREPEND", "PAD", "DEPREF")}
 PREPENDS = 3
+LOCAL_PREF = "set local-preference 200"
+LOCAL_PREF_SLACK = 8  # a local preference outweighs an AS path of any length
 
 
 def local_pref_steering(ctx: FaultContext) -> FaultPlan | None:
     """An inbound route-map raises local preference on a longer path to one site."""
-    if ctx.routing != "bgp" or not (picked := _exit_choice(ctx, slack=8)):
+    if ctx.routing != "bgp" or not (picked := exit_choice(ctx, slack=LOCAL_PREF_SLACK)):
         return None
-    setting = "set local-preference 200"
     tag = "bgp.local_pref_steering"
-    return _steering_plan(ctx, tag, picked.source, picked.other, setting, picked)
+    return _steering_plan(ctx, tag, picked.source, picked.other, LOCAL_PREF, picked)
 
 
 def as_path_prepend_steering(ctx: FaultContext) -> FaultPlan | None:
     """The intended next router prepends its AS towards the source, pushing traffic around."""
-    if ctx.routing != "bgp" or not (picked := _exit_choice(ctx, slack=PREPENDS - 1)):
+    if ctx.routing != "bgp" or not (picked := exit_choice(ctx, slack=PREPENDS - 1)):
         return None
     asn = ctx.network.node(picked.intended).asn
     setting = f"set as-path prepend {' '.join([str(asn)] * PREPENDS)}"

@@ -11,6 +11,12 @@ import itertools
 import random
 from typing import Literal
 
+from netdojo.scenarios.exit_intent import (
+    choose_exit,
+    exit_policy_lines,
+    exit_probes,
+    exit_sentence,
+)
 from netdojo.scenarios.model import HiddenHalf, Probe, configure
 from netdojo.scenarios.network import (
     Network,
@@ -34,7 +40,7 @@ from netdojo.scenarios.transit_intent import (
     transit_sentence,
 )
 
-IntentKind = Literal["path", "no_transit"]
+IntentKind = Literal["path", "no_transit", "preferred_exit"]
 INTENTS = {
     "static": (
         "Configure static routing on the routers so that every host can reach every other host.",
@@ -89,6 +95,12 @@ HANDS_OFF = (
 )
 
 
+def intent_fits(network: Network, kind: IntentKind) -> bool:
+    """Whether ``network`` offers the intent a choice (whether it does depends on no seed)."""
+    choose = {"path": choose_path, "no_transit": choose_stub_as, "preferred_exit": choose_exit}
+    return choose[kind](network, random.Random(0)) is not None
+
+
 def host_pings(network: Network, tag: str) -> list[Probe]:
     """A ping for every pair of hosts."""
     return [
@@ -135,7 +147,7 @@ def constructive_hidden(
 ) -> tuple[HiddenHalf, str, list[str]]:
     """The hidden half, the brief and the constraints of a build-the-routing task; an
     ``intent_kind`` adds a policy the build must meet: an OSPF flow pinned to a designated
-    path, or an AS that must not give transit."""
+    path, an AS that must not give transit, or an AS's preferred exit towards one site."""
     daemons = {"ospf": {"ospfd"}, "bgp": {"bgpd"}}.get(routing, set())
     lab = render_lab(network, "none", lab_name, daemons=daemons)
     lines_for = {"ospf": ospf_lines, "bgp": bgp_lines}.get(routing, static_lines)
@@ -204,6 +216,13 @@ def constructive_hidden(
         intent += " " + transit_sentence(network, stub, rng)
         solution.append(configure(stub, *policy_lines(network, stub)))
         targets += transit_probes(network, stub)
+    elif intent_kind == "preferred_exit":
+        choice = choose_exit(network, rng)
+        if choice is None:
+            raise ValueError("no router has a longer exit to any site that it could prefer")
+        intent += " " + exit_sentence(network, choice, rng)
+        solution.append(configure(choice.source, *exit_policy_lines(network, choice, rng)))
+        targets += exit_probes(network, choice)
     if layout == "prose":
         brief = f"{intent} {' '.join(rules)} Submit when the network works."
     else:

@@ -19,7 +19,7 @@ from netdojo.scenarios.acl import (
 )
 from netdojo.scenarios.bgp_control import BGP_CONTROL_INJECTORS
 from netdojo.scenarios.briefs import Symptoms, reactive_brief
-from netdojo.scenarios.constructive import IntentKind, constructive_hidden
+from netdojo.scenarios.constructive import IntentKind, constructive_hidden, intent_fits
 from netdojo.scenarios.faults import INJECTORS, FaultContext, FaultPlan, Injector, red_herring
 from netdojo.scenarios.forwarding import Impact, reachable_pairs
 from netdojo.scenarios.ibgp import IBGP_INJECTORS, as_ibgp, with_externals
@@ -77,6 +77,11 @@ CYCLES: dict[int, tuple[Shape, ...]] = {
     3: ("leaf-spine", "ring"),
 }
 TREES: dict[int, tuple[Shape, ...]] = {1: ("chain", "tree", "star"), 2: ("tree",), 3: ("tree",)}
+DETOURS: dict[int, tuple[Shape, ...]] = {
+    1: ("ring", "random"),
+    2: ("random", "ring"),
+    3: ("random", "ring"),
+}
 ALL_INJECTORS: dict[str, Injector] = (
     INJECTORS | MULTIAREA_INJECTORS | BGP_CONTROL_INJECTORS | IBGP_INJECTORS
 )
@@ -256,6 +261,16 @@ FAMILIES: dict[str, Family] = {
             intent="no_transit",
         ),
         Family(
+            "bgp-exit-build",
+            "constructive",
+            "bgp",
+            ("build.ebgp_preferred_exit",),
+            DETOURS,
+            "Routers are addressed but unrouted; build eBGP with one AS per router, and make "
+            "one AS leave for one site through a neighbour on a longer path.",
+            intent="preferred_exit",
+        ),
+        Family(
             "bgp-build",
             "constructive",
             "bgp",
@@ -306,6 +321,16 @@ def plan_instance(family: str, level: int, seed: int) -> tuple[Network, random.R
     """The instance's network and the seeded generator, positioned to pick faults or intents."""
     spec = check_choice(family, level, seed)
     rng = random.Random(f"scenario/{family}/{level}/{seed}")
+    for _ in range(MAX_ATTEMPTS):
+        network = _draw_network(spec, level, rng)
+        if spec.intent is None or intent_fits(network, spec.intent):
+            return network, rng
+    raise ScenarioError(f"{spec.name}: no level {level} network offers its intent a choice")
+
+
+def _draw_network(spec: Family, level: int, rng: random.Random) -> Network:
+    """A network of the family's shapes at ``level``; drawn again, from where the generator
+    stands, when the family's intent finds no choice in it."""
     shape = rng.choice(spec.shapes[level])
     topology = make_topology(shape, router_count(level, rng), rng.randrange(2**31))
     if spec.routing == "ibgp":
@@ -315,7 +340,7 @@ def plan_instance(family: str, level: int, seed: int) -> tuple[Network, random.R
         network = plan_network(topology, level, rng, spec.extra_hosts)
     if spec.areas:
         network = plan_areas(network, rng)
-    return network, rng
+    return network
 
 
 def generate(family: str, level: int, seed: int) -> Scenario:

@@ -261,6 +261,7 @@ def hosts_in(network: Network, prefix: str) -> set[str]:
 def route_probe(tag: str, device: str, prefix: str, expect: bool, **extra: object) -> Probe:
     what = "has" if expect else "has no"
     via = f" via {extra['via']}" if "via" in extra else ""
+    via += " only" if extra.get("sole") else ""
     return Probe(
         id=f"{tag}:{device}:{prefix}",
         description=f"{device} {what} a selected route to {prefix}{via}",

@@ -95,31 +95,32 @@ def path_probes(network: Network, intent: PathIntent) -> list[Probe]:
     return probes
 
 
-def traceroute_probes(network: Network, intent: PathIntent) -> list[Probe]:
-    """Each site's traceroute to the other crosses the designated routers, in order."""
+def traceroute_probe(network: Network, source: str, target: str, routers: list[str]) -> Probe:
+    """``source``'s traceroute to ``target`` crosses ``routers``, in order, and arrives."""
     owners = {
         iface.address.split("/")[0]: router.name
         for router in network.routers
         for iface in router.ifaces
     }
-    ends = (
-        (intent.source_host, intent.target_host, intent.routers),
-        (intent.target_host, intent.source_host, intent.routers[::-1]),
+    return Probe(
+        id=f"target:traceroute:{source}-{target}",
+        description=f"{source}'s traceroute to {target} crosses {', '.join(routers)}",
+        kind="path",
+        device=source,
+        params={
+            "target": network.host_address(target),
+            "routers": routers,
+            "owners": owners,
+            "expect": True,
+        },
     )
+
+
+def traceroute_probes(network: Network, intent: PathIntent) -> list[Probe]:
+    """Each site's traceroute to the other crosses the designated routers, in order."""
     return [
-        Probe(
-            id=f"target:traceroute:{source}-{target}",
-            description=f"{source}'s traceroute to {target} crosses {', '.join(routers)}",
-            kind="path",
-            device=source,
-            params={
-                "target": network.host_address(target),
-                "routers": routers,
-                "owners": owners,
-                "expect": True,
-            },
-        )
-        for source, target, routers in ends
+        traceroute_probe(network, intent.source_host, intent.target_host, intent.routers),
+        traceroute_probe(network, intent.target_host, intent.source_host, intent.routers[::-1]),
     ]
 
 

@@ -22,7 +22,9 @@ def _network_of(family: str, level: int, seed: int) -> Network:
     return plan_instance(family, level, seed)[0]
 
 
-@pytest.mark.parametrize("family", ["ospf-multiarea", "bgp-ibgp", "bgp-transit-build"])
+@pytest.mark.parametrize(
+    "family", ["ospf-multiarea", "bgp-ibgp", "bgp-transit-build", "bgp-exit-build"]
+)
 def test_new_families_are_identical_in_another_process(family: str) -> None:
     code = (
         "from netdojo.scenarios.families import generate; "
@@ -102,3 +104,35 @@ def test_the_no_transit_router_is_not_a_cut_router(level: int) -> None:
         rest.remove_node(stub)
         assert nx.is_connected(rest)
         assert stub in scenario.public.brief
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_the_preferred_exit_is_not_plain_bgps_choice(level: int) -> None:
+    for seed in SEEDS:
+        scenario = generate("bgp-exit-build", level, seed)
+        network = _network_of("bgp-exit-build", level, seed)
+        graph = network.router_graph()
+        exit_probe = next(p for p in scenario.hidden.targets if p.id.startswith("target:exit:"))
+        source, params = exit_probe.device, exit_probe.params
+        prefix, via = params["prefix"], params["via"]
+        assert params["sole"]
+        addresses = {r: network.node(r).iface_to(source).address for r in graph.neighbors(source)}
+        preferred = next(r for r, address in addresses.items() if address.split("/")[0] == via)
+        host = next(h for h, lan in network.lans.items() if lan == prefix)
+        target = network.router_of(host)
+        shortest = list(nx.all_shortest_paths(graph, source, target))
+        assert len(shortest) == 1 and shortest[0][1] != preferred  # plain BGP picks another
+        for onward in nx.all_shortest_paths(graph, preferred, target):
+            assert source not in onward  # the preferred neighbour offers its path to the source
+        policy = scenario.hidden.solution[-1].arguments
+        assert policy["device"] == source
+        assert any(line.endswith(" in") and via in line for line in policy["lines"])
+        assert any("local-preference" in line for line in policy["lines"])
+        plain = [line for call in scenario.hidden.solution[:-1] for line in call.arguments["lines"]]
+        assert not any("route-map" in line for line in plain)
+        traces = [p for p in scenario.hidden.targets if p.kind == "path"]
+        assert all(p.params["routers"][:2] == [source, preferred] for p in traces)
+        brief = scenario.public.brief
+        assert source in brief and preferred in brief
+        assert prefix in brief or host in brief
+        assert "local-preference" not in brief and "route-map" not in brief
