@@ -18,7 +18,7 @@ from netdojo.clients.session import ToolSession
 from netdojo.judges.episode import Episode
 from netdojo.judges.runner import Agent, AgentReport
 from netdojo.labs.errors import NetdojoError
-from netdojo.servers.a2a_app import MAX_REQUEST_BYTES, a2a_routes, agent_card
+from netdojo.servers.a2a_app import a2a_app, agent_card
 from netdojo.servers.endpoints import EndpointHost
 from netdojo.servers.green import SKILL, GreenExecutor
 from netdojo.servers.mcp_server import evaluation_server
@@ -68,7 +68,8 @@ def in_process(policy: Policy) -> Agent:
     return agent
 
 
-def purple_app(name: str, base_url: str) -> Starlette:
+def purple_app(name: str, base_url: str, token: str | None = None) -> Starlette:
+    """A built-in purple agent; with ``token``, every call but for its card needs it."""
     make_policy = policy_factory(name)
     skill = AgentSkill(
         id=f"netdojo-{name}",
@@ -79,13 +80,14 @@ def purple_app(name: str, base_url: str) -> Starlette:
     )
     card = agent_card(f"netdojo-{name}", PURPLE_AGENTS[name], base_url, [skill], streaming=False)
     executor = PurpleExecutor(make_policy)
-    return Starlette(
-        routes=a2a_routes(card, executor, CallerContextBuilder()), max_body_size=MAX_REQUEST_BYTES
-    )
+    return a2a_app(card, executor, token=token, context_builder=CallerContextBuilder())
 
 
-def green_app(host: str, port: int, public_url: str | None = None) -> Starlette:
-    """The green agent: A2A routes and, on the same server, the episodes' MCP endpoints."""
+def green_app(
+    host: str, port: int, public_url: str | None = None, token: str | None = None
+) -> Starlette:
+    """The green agent: A2A routes and, on the same server, the episodes' MCP endpoints. With
+    ``token``, every A2A call but for the card needs it; each MCP endpoint has its own."""
     base = public_url or f"http://{host}:{port}"
     endpoints = EndpointHost(host, port, public_base_url=public_url)
     card = agent_card(
@@ -94,9 +96,11 @@ def green_app(host: str, port: int, public_url: str | None = None) -> Starlette:
         base,
         [SKILL],
     )
-    return Starlette(
+    return a2a_app(
+        card,
+        GreenExecutor(endpoints),
+        token=token,
         # The endpoints go first: the A2A REST binding mounts a catch-all `/{tenant}`.
-        routes=[*endpoints.routes, *a2a_routes(card, GreenExecutor(endpoints))],
+        routes=endpoints.routes,
         lifespan=endpoints.lifespan,
-        max_body_size=MAX_REQUEST_BYTES,
     )

@@ -15,6 +15,14 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from netdojo.credentials import (
+    AGENT_TOKEN,
+    GREEN_TOKEN,
+    PURPLE_TOKEN,
+    fresh_token,
+    is_loopback,
+    token_from,
+)
 from netdojo.judges.assessment import AssessmentResult
 from netdojo.judges.stats import Rate
 from netdojo.labs.errors import NetdojoError
@@ -25,6 +33,33 @@ from netdojo.servers.serving import free_port, serve_uvicorn, until_signal
 console = Console()
 err = Console(stderr=True)
 DEFAULT_FAMILIES = ("static-routing", "ospf-adjacency", "host-config", "ospf-build")
+SERVED_TOKEN = (
+    "A file holding the bearer token every A2A call must carry (the agent card stays public); "
+    "without it, the token in ${}, if set."
+)
+GreenTokenFile = Annotated[
+    Path | None, typer.Option(dir_okay=False, help=SERVED_TOKEN.format(GREEN_TOKEN))
+]
+PurpleTokenFile = Annotated[
+    Path | None, typer.Option(dir_okay=False, help=SERVED_TOKEN.format(PURPLE_TOKEN))
+]
+AgentTokenFile = Annotated[
+    Path | None,
+    typer.Option(
+        dir_okay=False,
+        help=f"A file holding the bearer token of the purple agent given by URL; without it, the "
+        f"token in ${AGENT_TOKEN}, if set.",
+    ),
+]
+
+
+def _warn_if_open(host: str, token: str | None, what: str, anyone_can: str, variable: str) -> None:
+    if token is None and not is_loopback(host):
+        err.print(
+            f"[bold yellow]warning:[/] the {what} listens on {host} without authentication: "
+            f"anyone who reaches it can {anyone_can}. Require a token with --token-file or "
+            f"${variable}."
+        )
 
 
 def green(
@@ -34,14 +69,23 @@ def green(
         str | None,
         typer.Option(help="Public base URL for the agent card and the MCP endpoints it hands out."),
     ] = None,
+    token_file: GreenTokenFile = None,
 ) -> None:
     """Serve the green agent (A2A): it runs assessments against purple agents."""
     from netdojo.arena import green_app
 
+    token = token_from(token_file, GREEN_TOKEN)
     require()
+    _warn_if_open(
+        host,
+        token,
+        "green agent",
+        "start assessments on this machine, read every task and make it fetch any URL",
+        GREEN_TOKEN,
+    )
 
     async def serve() -> None:
-        async with serve_uvicorn(green_app(host, port, card_url), host, port):
+        async with serve_uvicorn(green_app(host, port, card_url, token), host, port):
             err.print(f"green agent: {card_url or f'http://{host}:{port}'}")
             await until_signal()
 
@@ -53,11 +97,14 @@ def purple(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 9010,
     card_url: Annotated[str | None, typer.Option(help="Public base URL for the card.")] = None,
+    token_file: PurpleTokenFile = None,
 ) -> None:
     """Serve a built-in purple agent (A2A)."""
     from netdojo.arena import purple_app
 
-    app = purple_app(name, card_url or f"http://{host}:{port}")
+    token = token_from(token_file, PURPLE_TOKEN)
+    app = purple_app(name, card_url or f"http://{host}:{port}", token)
+    _warn_if_open(host, token, f"purple agent {name}", "hand it work", PURPLE_TOKEN)
 
     async def serve() -> None:
         async with serve_uvicorn(app, host, port):
@@ -95,11 +142,13 @@ def run(
             "it has not recorded run.",
         ),
     ] = None,
+    agent_token_file: AgentTokenFile = None,
 ) -> None:
     """Run an assessment locally: green and purple agents on loopback, over real A2A.
 
     Each episode is kept in the output folder as it ends; a run that was stopped is finished
-    with --resume.
+    with --resume. The green agent (and a built-in purple agent) require a token made for the
+    run; a purple agent given by URL gets the token in --agent-token-file or $NETDOJO_AGENT_TOKEN.
     """
     from netdojo.judges.journal import merge
     from netdojo.run_folder import keeper, open_run, reap_leftovers
@@ -121,6 +170,10 @@ def run(
     if seeds is not None:
         config["seeds"] = parse_seeds(seeds)
     journal, spec, earlier = open_run(agent, config, out, resume)
+    by_url = spec.agent.startswith(("http://", "https://"))
+    if agent_token_file is not None and not by_url:
+        raise NetdojoError("--agent-token-file is for a purple agent given by URL")
+    agent_token = token_from(agent_token_file, AGENT_TOKEN) if by_url else None
     require()
     reap_leftovers(err)
     if resume is None:
@@ -129,7 +182,7 @@ def run(
         err.print(f"resuming {journal.folder}: {len(earlier)} episodes recorded")
     skip = sorted({r.slot for r in earlier if r.slot is not None})
     request_config = spec.config.model_dump(mode="json", exclude_none=True)
-    results = anyio.run(_run, spec.agent, request_config, skip, keeper(journal))
+    results = anyio.run(_run, spec.agent, request_config, skip, keeper(journal), agent_token)
     merged = merge(AssessmentResult.model_validate(results["results"]), earlier)
     results["results"] = merged.model_dump(mode="json")
     _write(results, journal.folder)
@@ -140,25 +193,29 @@ async def _run(
     config: dict[str, Any],
     skip: list[int] | None = None,
     on_episode: Callable[[dict[str, Any]], None] | None = None,
+    agent_token: str | None = None,
 ) -> dict[str, Any]:
+    """The assessment over loopback A2A, the green agent (and a built-in purple agent) each
+    requiring a token of their own; ``agent_token`` is for a purple agent given by URL."""
     from netdojo.arena import green_app, purple_app
 
     async with AsyncExitStack() as stack:
-        url = agent
+        participant: dict[str, Any] = {"url": agent, "token": agent_token}
         if not agent.startswith(("http://", "https://")):
             port = free_port()
-            url = f"http://127.0.0.1:{port}"
-            await stack.enter_async_context(
-                serve_uvicorn(purple_app(agent, url), "127.0.0.1", port)
-            )
-        green_port = free_port()
+            participant = {"url": f"http://127.0.0.1:{port}", "token": fresh_token()}
+            app = purple_app(agent, participant["url"], participant["token"])
+            await stack.enter_async_context(serve_uvicorn(app, "127.0.0.1", port))
+        green_port, green_token = free_port(), fresh_token()
         green_url = f"http://127.0.0.1:{green_port}"
-        app = green_app("127.0.0.1", green_port)
+        app = green_app("127.0.0.1", green_port, token=green_token)
         await stack.enter_async_context(serve_uvicorn(app, "127.0.0.1", green_port))
-        request: dict[str, Any] = {"participants": {"agent": url}, "config": config}
+        request: dict[str, Any] = {"participants": {"agent": participant}, "config": config}
         if skip:
             request["skip"] = skip
-        artifacts = await assess(green_url, request, show=True, on_episode=on_episode)
+        artifacts = await assess(
+            green_url, request, show=True, on_episode=on_episode, token=green_token
+        )
     return artifacts
 
 
@@ -167,10 +224,12 @@ async def assess(
     request: dict[str, Any],
     show: bool = False,
     on_episode: Callable[[dict[str, Any]], None] | None = None,
+    token: str | None = None,
 ) -> dict[str, Any]:
     """Send an assessment request to a green agent; stream its progress; return its artifacts.
 
-    ``on_episode`` gets each finished episode as streamed: ``{"episode", "trajectory"}``.
+    ``on_episode`` gets each finished episode as streamed: ``{"episode", "trajectory"}``;
+    ``token`` goes with every call, for a green agent that requires one.
     """
     import httpx
     from a2a.client import ClientConfig, create_client
@@ -181,7 +240,9 @@ async def assess(
     artifacts: dict[str, Any] = {}
     final = ""
     message = new_message([new_data_part(request)], role=Role.ROLE_USER)
-    async with httpx.AsyncClient(timeout=httpx.Timeout(None, connect=10.0)) as http:
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    timeout = httpx.Timeout(None, connect=10.0)
+    async with httpx.AsyncClient(headers=headers, timeout=timeout) as http:
         client_config = ClientConfig(streaming=True, httpx_client=http)
         async with await create_client(green_url, client_config=client_config) as client:
             live = Live(table, console=console) if show else contextlib.nullcontext()

@@ -1,7 +1,12 @@
-"""An A2A agent as a Starlette app: the agent card and the JSON-RPC and REST bindings."""
+"""An A2A agent as a Starlette app: the agent card and the JSON-RPC and REST bindings.
+
+With a token, every request but for the public agent card needs ``Authorization: Bearer
+<token>`` (401 otherwise), and the card declares the HTTP bearer scheme as required.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from a2a.server.agent_execution import AgentExecutor
@@ -13,14 +18,29 @@ from a2a.server.routes import (
     create_rest_routes,
 )
 from a2a.server.tasks import InMemoryTaskStore
-from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+from a2a.types import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    HTTPAuthSecurityScheme,
+    SecurityRequirement,
+    SecurityScheme,
+    StringList,
+)
+from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
+from starlette.applications import Starlette
+from starlette.routing import BaseRoute, Mount
+from starlette.types import ASGIApp, Lifespan
 
 from netdojo import __version__
+from netdojo.servers.bearer import BearerGuard
 
 JSONRPC_PATH = "/a2a/jsonrpc"
 REST_PATH = "/a2a/rest"
 MAX_REQUEST_BYTES = 4 * 2**20
 """Larger requests get 413 (a JSON-RPC "payload too large" error), as the MCP transport does."""
+BEARER_SCHEME = "bearer"
 
 
 def agent_card(
@@ -46,6 +66,23 @@ def agent_card(
     )
 
 
+def requiring_bearer(card: AgentCard) -> AgentCard:
+    """A copy of ``card`` that declares the HTTP bearer scheme and requires it for every call."""
+    declared = AgentCard()
+    declared.CopyFrom(card)
+    declared.security_schemes[BEARER_SCHEME].CopyFrom(
+        SecurityScheme(
+            http_auth_security_scheme=HTTPAuthSecurityScheme(
+                scheme="Bearer", description="the token the agent's operator hands out"
+            )
+        )
+    )
+    declared.security_requirements.append(
+        SecurityRequirement(schemes={BEARER_SCHEME: StringList()})
+    )
+    return declared
+
+
 def a2a_routes(
     card: AgentCard,
     executor: AgentExecutor,
@@ -60,3 +97,25 @@ def a2a_routes(
         *create_jsonrpc_routes(handler, rpc_url=JSONRPC_PATH, context_builder=context_builder),
         *create_rest_routes(handler, path_prefix=REST_PATH, context_builder=context_builder),
     ]
+
+
+def a2a_app(
+    card: AgentCard,
+    executor: AgentExecutor,
+    *,
+    token: str | None = None,
+    context_builder: ServerCallContextBuilder | None = None,
+    routes: Sequence[BaseRoute] = (),
+    lifespan: Lifespan[Starlette] | None = None,
+) -> Starlette:
+    """The agent's app: ``routes`` (which guard themselves), then the card and both bindings.
+    With a token, every request that reaches the bindings needs it; the card, which then
+    declares it, stays public."""
+    if token is not None:
+        card = requiring_bearer(card)
+    agent: ASGIApp = Starlette(routes=a2a_routes(card, executor, context_builder))
+    if token is not None:
+        agent = BearerGuard(agent, token, public={AGENT_CARD_WELL_KNOWN_PATH})
+    return Starlette(
+        routes=[*routes, Mount("", app=agent)], lifespan=lifespan, max_body_size=MAX_REQUEST_BYTES
+    )

@@ -8,7 +8,6 @@ server runs.
 
 from __future__ import annotations
 
-import hmac
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,6 +24,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from netdojo.servers.bearer import authorized, refusal
 
 PATH = "/episodes/{key}/mcp"
 
@@ -99,24 +100,11 @@ class EndpointHost:
         if endpoint is None:
             await JSONResponse({"error": "no such endpoint"}, status_code=404)(scope, receive, send)
             return
-        if not _authorized(scope, endpoint.token):
-            response = JSONResponse(
-                {"error": "a valid bearer token for this endpoint is required"},
-                status_code=401,
-                headers={"WWW-Authenticate": 'Bearer realm="netdojo"'},
-            )
-            await response(scope, receive, send)
+        if not authorized(scope, endpoint.token):
+            refused = refusal("a valid bearer token for this endpoint is required")
+            await refused(scope, receive, send)
             return
         await endpoint.app(scope, receive, send)
-
-
-def _authorized(scope: Scope, token: str) -> bool:
-    headers = dict(scope.get("headers") or [])
-    value = headers.get(b"authorization", b"").decode("latin-1")
-    scheme, _, given = value.partition(" ")
-    return scheme.lower() == "bearer" and hmac.compare_digest(
-        given.strip().encode("latin-1"), token.encode()
-    )
 
 
 def _url_host(host: str) -> str:

@@ -1,16 +1,18 @@
 """The green agent: runs an assessment over A2A against one purple agent.
 
 It takes ``{"participants": {"<role>": "<url>"}, "config": {…}}`` (as a data part, or as JSON
-text), rejects anything else with the reason, and for each episode hands the purple agent the
-brief and an MCP endpoint of its own (``mode: "mcp"``), or plays the tools by messages
-(``mode: "text"``). Each finished episode is streamed as a status update; the task ends with a
-``results`` artifact (the assessment result) and a ``trajectories`` artifact.
+text; a participant that requires a bearer token is ``{"url": …, "token": …}``), rejects
+anything else with the reason, and for each episode hands the purple agent the brief and an MCP
+endpoint of its own (``mode: "mcp"``), or plays the tools by messages (``mode: "text"``). Each
+finished episode is streamed as a status update; the task ends with a ``results`` artifact (the
+assessment result) and a ``trajectories`` artifact. Neither the participant's token nor an
+episode's reaches them, nor the stored task.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -30,14 +32,24 @@ from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types import AgentSkill, Message, Role, SendMessageRequest, TaskState
 from mcp import Client
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from netdojo.judges.assessment import AssessmentConfig, Slot, run_assessment, schedule
 from netdojo.judges.episode import Episode
-from netdojo.judges.runner import Agent, AgentReport, EpisodeRecord
+from netdojo.judges.runner import Agent, AgentReport, EpisodeRecord, describe
 from netdojo.scenarios.model import Scenario
+from netdojo.servers.bearer import check_token
 from netdojo.servers.endpoints import EndpointHost
 from netdojo.servers.mcp_server import evaluation_server
+from netdojo.servers.withheld import MARK, hide, participant_tokens, without
 
 HANDOFF_KEY = "netdojo_episode"
 RESULT_KEY = "netdojo_result"
@@ -56,10 +68,37 @@ SKILL = AgentSkill(
 )
 
 
+class Participant(BaseModel):
+    """A purple agent: its A2A URL and, if it asks for one, the bearer token to call it with."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(description="the purple agent's A2A URL")
+    token: SecretStr | None = Field(
+        default=None, description="sent as `Authorization: Bearer <token>`; never recorded"
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _http(cls, url: str) -> str:
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"participant URL {url!r} must be http(s)")
+        return url
+
+    @field_validator("token")
+    @classmethod
+    def _form(cls, token: SecretStr | None) -> SecretStr | None:
+        if token is not None:
+            check_token(token.get_secret_value())
+        return token
+
+
 class AssessmentRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    participants: dict[str, str] = Field(description="role -> the purple agent's A2A URL")
+    participants: dict[str, Participant] = Field(
+        description='role -> the purple agent: its A2A URL, or {"url": …, "token": …}'
+    )
     config: AssessmentConfig = Field(default_factory=AssessmentConfig)
     skip: list[int] = Field(
         default_factory=list,
@@ -74,15 +113,17 @@ class AssessmentRequest(BaseModel):
             raise ValueError(f"skip: slots {outside} are not in the schedule of {slots} episodes")
         return self
 
-    @field_validator("participants")
+    @field_validator("participants", mode="before")
     @classmethod
-    def _one(cls, participants: dict[str, str]) -> dict[str, str]:
+    def _one(cls, participants: Any) -> Any:
+        if not isinstance(participants, dict):
+            return participants
         if len(participants) != 1:
             raise ValueError("name exactly one participant: the agent under assessment")
-        for url in participants.values():
-            if not url.startswith(("http://", "https://")):
-                raise ValueError(f"participant URL {url!r} must be http(s)")
-        return participants
+        return {
+            role: {"url": given} if isinstance(given, str) else given
+            for role, given in participants.items()
+        }
 
 
 def parse_request(message: Message) -> AssessmentRequest:
@@ -109,8 +150,11 @@ def _problems(exc: ValidationError | ValueError) -> str:
 
 
 @asynccontextmanager
-async def _a2a_client(url: str, timeout_s: float) -> AsyncIterator[Any]:
-    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout_s, connect=10.0)) as http:
+async def _a2a_client(participant: Participant, timeout_s: float) -> AsyncIterator[Any]:
+    url, token = participant.url, participant.token
+    headers = {"Authorization": f"Bearer {token.get_secret_value()}"} if token else None
+    timeout = httpx.Timeout(timeout_s, connect=10.0)
+    async with httpx.AsyncClient(headers=headers, timeout=timeout) as http:
         config = ClientConfig(streaming=False, httpx_client=http)
         async with await create_client(url, client_config=config) as client:
             yield client
@@ -164,43 +208,62 @@ def _handoff(episode: Episode, calibration: bool, **extra: Any) -> dict[str, Any
     return handoff
 
 
-def mcp_agent(url: str, endpoints: EndpointHost, config: AssessmentConfig) -> Agent:
-    """The purple agent at ``url``, handed an MCP endpoint of its own for the episode."""
+async def _keeping_secrets(
+    episode: Episode, secrets: list[str], turn: Awaitable[AgentReport]
+) -> AgentReport:
+    """The agent's ``turn``, with ``secrets`` taken out of its trajectory, its answer and the
+    error it failed with (an agent may echo a token anywhere)."""
+    try:
+        report = await turn
+    except Exception as exc:  # recorded as the runner records a crash, without the secrets
+        report = AgentReport(status="error", detail=describe(exc))
+    finally:
+        for secret in secrets:
+            episode.trajectory.redact(secret, MARK)
+    report.detail = hide(report.detail, secrets)
+    return report
+
+
+def _secrets(participant: Participant) -> list[str]:
+    return [participant.token.get_secret_value()] if participant.token else []
+
+
+def mcp_agent(participant: Participant, endpoints: EndpointHost, config: AssessmentConfig) -> Agent:
+    """The purple agent ``participant``, handed an MCP endpoint of its own for the episode."""
+
+    async def turn(episode: Episode, url: str, token: str) -> AgentReport:
+        handoff = _handoff(episode, config.calibration, mode="mcp", mcp_url=url, token=token)
+        message = new_message(
+            [new_text_part(episode.scenario.public.brief), new_data_part({HANDOFF_KEY: handoff})],
+            context_id=episode.trajectory.episode,
+            role=Role.ROLE_USER,
+        )
+        async with _a2a_client(participant, config.time_budget_s + 30) as client:
+            return _report(await _send(client, message), turns=1)
 
     async def agent(episode: Episode) -> AgentReport:
         key = episode.trajectory.episode
         endpoint = await endpoints.add(key, evaluation_server(episode.tools))
         try:
-            handoff = _handoff(
-                episode, config.calibration, mode="mcp", mcp_url=endpoint.url, token=endpoint.token
-            )
-            message = new_message(
-                [
-                    new_text_part(episode.scenario.public.brief),
-                    new_data_part({HANDOFF_KEY: handoff}),
-                ],
-                context_id=key,
-                role=Role.ROLE_USER,
-            )
-            async with _a2a_client(url, config.time_budget_s + 30) as client:
-                report = _report(await _send(client, message), turns=1)
+            work = turn(episode, endpoint.url, endpoint.token)
+            return await _keeping_secrets(episode, [endpoint.token, *_secrets(participant)], work)
         finally:
             endpoints.remove(key)
-            episode.trajectory.redact(endpoint.token)  # secrets never reach a record
-        report.detail = report.detail.replace(endpoint.token, "[redacted]")
-        return report
 
     return agent
 
 
-def text_agent(url: str, config: AssessmentConfig) -> Agent:
-    """The purple agent at ``url`` working by messages: one JSON action per reply."""
+def text_agent(participant: Participant, config: AssessmentConfig) -> Agent:
+    """The purple agent ``participant`` working by messages: one JSON action per reply."""
 
     async def agent(episode: Episode) -> AgentReport:
+        return await _keeping_secrets(episode, _secrets(participant), turn(episode))
+
+    async def turn(episode: Episode) -> AgentReport:
         key = episode.trajectory.episode
         async with (
             Client(evaluation_server(episode.tools)) as tools,
-            _a2a_client(url, config.time_budget_s + 30) as client,
+            _a2a_client(participant, config.time_budget_s + 30) as client,
         ):
             listed = [
                 {"name": t.name, "description": t.description, "input_schema": t.input_schema}
@@ -262,6 +325,14 @@ def _action(reply: Message) -> tuple[str, dict[str, Any]] | None:
     return (action["tool"], arguments) if isinstance(arguments, dict) else None
 
 
+def _asks_for_credentials(card: dict[str, Any]) -> bool:
+    """Whether every way the card offers to call the agent names a security scheme."""
+    requirements = card.get("securityRequirements")
+    if not isinstance(requirements, list) or not requirements:
+        return False
+    return all(isinstance(r, dict) and r.get("schemes") for r in requirements)
+
+
 def _episode_line(slot: Slot, record: EpisodeRecord, total: int) -> str:
     return (
         f"episode {slot.index + 1}/{total}: {record.family} L{record.level} seed {record.seed}"
@@ -283,7 +354,8 @@ class GreenExecutor(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         message = context.message
         assert message is not None
-        task = context.current_task or new_task_from_user_message(message)
+        stored = without(message, participant_tokens(message))  # tasks are readable by callers
+        task = context.current_task or new_task_from_user_message(stored)
         await event_queue.enqueue_event(task)
         updater = TaskUpdater(event_queue, task.id, task.context_id)
 
@@ -292,8 +364,8 @@ class GreenExecutor(AgentExecutor):
 
         try:
             request = parse_request(message)
-            role, url = next(iter(request.participants.items()))
-            name = await self._admit(url, request.config)
+            role, participant = next(iter(request.participants.items()))
+            name = await self._admit(participant, request.config)
         except (ValidationError, ValueError) as exc:
             await updater.reject(message=say(f"bad assessment request: {_problems(exc)}"))
             return
@@ -303,8 +375,8 @@ class GreenExecutor(AgentExecutor):
 
         def agent_for(slot: Slot, scenario: Scenario) -> Agent:
             if agent is not None:
-                return agent(url, config)
-            return mcp_agent(url, self.endpoints, config)
+                return agent(participant, config)
+            return mcp_agent(participant, self.endpoints, config)
 
         async def on_record(slot: Slot, record: EpisodeRecord) -> None:
             total[0] += 1
@@ -314,6 +386,7 @@ class GreenExecutor(AgentExecutor):
                 metadata=_episode_metadata(record),
             )
 
+        url = participant.url
         await updater.start_work(message=say(f"assessing {role} at {url}"))
         result = await run_assessment(
             config, f"{name} ({url})", agent_for, on_record, skip=set(request.skip)
@@ -337,9 +410,10 @@ class GreenExecutor(AgentExecutor):
             )
         )
 
-    async def _admit(self, url: str, config: AssessmentConfig) -> str:
+    async def _admit(self, participant: Participant, config: AssessmentConfig) -> str:
         """The agent's name from its card; the oracle reads the answers, so it may only take
-        part in a calibration run."""
+        part in a calibration run, and an agent whose card asks for a token needs one."""
+        url = participant.url
         async with httpx.AsyncClient(timeout=10.0) as http:
             try:
                 card = (await http.get(f"{url.rstrip('/')}/.well-known/agent-card.json")).json()
@@ -349,6 +423,11 @@ class GreenExecutor(AgentExecutor):
             raise ValueError(f"the agent card at {url} is not a JSON object")
         if card.get("name") == ORACLE_NAME and not config.calibration:
             raise ValueError("the oracle takes part only when config.calibration is true")
+        if _asks_for_credentials(card) and participant.token is None:
+            raise ValueError(
+                f"the agent at {url} requires credentials (its card's securityRequirements): "
+                'give the participant as {"url": …, "token": …}'
+            )
         return str(card.get("name") or "agent")
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:

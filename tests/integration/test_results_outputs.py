@@ -1,9 +1,10 @@
 """What runs leave behind, end to end: two real `netdojo run`s on the same instances, then
 `netdojo report`, `export` and `leaderboard` on them; the reports open in headless Chromium.
 
-Run A is a purple agent served here over A2A that does the heuristic agent's work but first
-echoes its episode's bearer token into a tool call and then into its answer; run B is the
-built-in `noop`. No token may appear in anything written.
+Run A is a purple agent served here over A2A that requires a bearer token of its own (given
+to `netdojo run` in a file) and does the heuristic agent's work, but first echoes its episode's
+token and its own into a tool call and then into its answer; run B is the built-in `noop`. No
+token may appear in anything written.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import secrets
 import shutil
 import subprocess
 import sys
@@ -20,7 +22,6 @@ from pathlib import Path
 import anyio
 import pytest
 from jsonschema import Draft202012Validator
-from starlette.applications import Starlette
 from typer.testing import CliRunner
 
 from netdojo.cli import app
@@ -28,7 +29,7 @@ from netdojo.clients.agents import Task
 from netdojo.clients.heuristic import troubleshoot
 from netdojo.clients.purple import PurpleExecutor
 from netdojo.clients.session import ToolCallError, ToolSession
-from netdojo.servers.a2a_app import a2a_routes, agent_card
+from netdojo.servers.a2a_app import a2a_app, agent_card
 from netdojo.servers.serving import free_port, serve_uvicorn
 
 NETDOJO = str(Path(sys.executable).parent / "netdojo")
@@ -54,26 +55,32 @@ def netdojo(*args: str | Path) -> str:
 
 
 async def _assess(base: Path, tokens: list[str]) -> None:
+    own = secrets.token_hex(24)  # lowercase hex: only its exact redaction keeps it out
+    tokens.append(own)
+    (base / "agent-token").write_text(own)
+
     async def leaky(session: ToolSession, task: Task) -> str:
         assert task.token
         tokens.append(task.token)
         try:
-            command = f"show version Authorization: Bearer {task.token}"
+            command = f"show version Authorization: Bearer {task.token} {own}"
             await session.call("show", {"device": "nowhere", "command": command})
         except ToolCallError:
             pass
         summary = await troubleshoot(session, task.brief)
-        return f"{summary} (my token was {task.token})"
+        return f"{summary} (my tokens were {task.token} and {own})"
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     card = agent_card("test-leaky", "heuristic work, careless with its token", url, [],
                       streaming=False)  # fmt: skip
-    app = Starlette(routes=a2a_routes(card, PurpleExecutor(lambda: leaky)))
+    app = a2a_app(card, PurpleExecutor(lambda: leaky), token=own)
     async with serve_uvicorn(app, "127.0.0.1", port):
         await anyio.run_process(
-            [NETDOJO, "run", "--agent", url, *CONFIG, "--out", str(base / "a")], check=True
-        )
+            [NETDOJO, "run", "--agent", url, "--agent-token-file", str(base / "agent-token"),
+             *CONFIG, "--out", str(base / "a")],
+            check=True,
+        )  # fmt: skip
     await anyio.run_process(
         [NETDOJO, "run", "--agent", "noop", *CONFIG, "--out", str(base / "b")], check=True
     )
@@ -201,7 +208,7 @@ def test_leaderboard_ranks_the_runs(outputs: Outputs) -> None:
 
 
 def test_no_token_is_ever_written(runs: Runs, outputs: Outputs) -> None:
-    assert len(runs.tokens) == 2
+    assert len(runs.tokens) == 3  # the agent's own and one per episode
     written = [p for folder in (runs.a, runs.b) for p in folder.rglob("*") if p.is_file()]
     written += [outputs.compared, outputs.atif_solved_safe]
     texts = [p.read_text() for p in written]
