@@ -6,12 +6,14 @@ import itertools
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import networkx as nx
 import pytest
 
 from netdojo.scenarios.families import LEVELS, generate, plan_instance
 from netdojo.scenarios.forwarding import Impact, reachable_pairs
+from netdojo.scenarios.model import Scenario
 from netdojo.scenarios.network import Network
 from netdojo.scenarios.path_intent import OFF_PATH_COST
 
@@ -20,6 +22,12 @@ SEEDS = range(1, 13)
 
 def _network_of(family: str, level: int, seed: int) -> Network:
     return plan_instance(family, level, seed)[0]
+
+
+def _designs(family: str, level: int) -> Iterator[tuple[Scenario, Network]]:
+    """Each sampled seed's scenario with the network it was planned on."""
+    for seed in SEEDS:
+        yield generate(family, level, seed), _network_of(family, level, seed)
 
 
 @pytest.mark.parametrize(
@@ -77,9 +85,7 @@ def test_ibgp_model_follows_next_hops_and_sessions() -> None:
 
 @pytest.mark.parametrize("level", LEVELS)
 def test_the_path_intent_is_a_real_choice_the_reference_enforces(level: int) -> None:
-    for seed in SEEDS:
-        scenario = generate("ospf-path-build", level, seed)
-        network = _network_of("ospf-path-build", level, seed)
+    for scenario, network in _designs("ospf-path-build", level):
         graph = network.router_graph()
         routers = next(p.params["routers"] for p in scenario.hidden.targets if p.kind == "path")
         shortest = list(nx.all_shortest_paths(graph, routers[0], routers[-1]))
@@ -94,9 +100,7 @@ def test_the_path_intent_is_a_real_choice_the_reference_enforces(level: int) -> 
 
 @pytest.mark.parametrize("level", LEVELS)
 def test_the_no_transit_router_is_not_a_cut_router(level: int) -> None:
-    for seed in SEEDS:
-        scenario = generate("bgp-transit-build", level, seed)
-        network = _network_of("bgp-transit-build", level, seed)
+    for scenario, network in _designs("bgp-transit-build", level):
         probes = [p for p in scenario.hidden.targets if p.kind == "bgp_route"]
         assert probes
         stub = scenario.hidden.solution[-1].arguments["device"]
@@ -108,9 +112,7 @@ def test_the_no_transit_router_is_not_a_cut_router(level: int) -> None:
 
 @pytest.mark.parametrize("level", LEVELS)
 def test_the_preferred_exit_is_not_plain_bgps_choice(level: int) -> None:
-    for seed in SEEDS:
-        scenario = generate("bgp-exit-build", level, seed)
-        network = _network_of("bgp-exit-build", level, seed)
+    for scenario, network in _designs("bgp-exit-build", level):
         graph = network.router_graph()
         exit_probe = next(p for p in scenario.hidden.targets if p.id.startswith("target:exit:"))
         source, params = exit_probe.device, exit_probe.params
