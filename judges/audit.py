@@ -12,6 +12,7 @@ import time
 from pydantic import BaseModel, Field
 
 from netdojo.judges.staging import StageResult, all_pass, apply_all, poll, stage_scenario
+from netdojo.labs.errors import describe
 from netdojo.labs.runtime import LiveLab, deploy_lab
 from netdojo.scenarios.families import generate
 from netdojo.scenarios.model import HiddenHalf
@@ -54,6 +55,6 @@ async def audit_instance(family: str, level: int, seed: int) -> AuditRecord:
         stages = record.stages
         record.ok = "fixed" in stages and all(s.ok for s in stages.values())
     except Exception as exc:  # one broken instance is a failed record; the audit goes on
-        record.error = f"{type(exc).__name__}: {exc}"
+        record.error = describe(exc)
     record.seconds = round(time.monotonic() - started, 2)
     return record

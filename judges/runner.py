@@ -26,7 +26,7 @@ from netdojo.judges.verdict import (
     decide,
     safety_of,
 )
-from netdojo.labs.errors import LabError
+from netdojo.labs.errors import LabError, describe
 from netdojo.scenarios.model import Scenario
 from netdojo.tools.lab_tools import ToolLimits
 from netdojo.tools.trajectory import Trajectory
@@ -208,10 +208,3 @@ async def run_episode_with_retry(
         retried.retried_because = f"{record.outcome}: {record.error}"
         return retried
     return record
-
-
-def describe(exc: BaseException) -> str:
-    """One line for an error; a task group's errors by their first."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return f"{type(exc).__name__}: {exc}"

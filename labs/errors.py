@@ -33,3 +33,10 @@ class UnknownDeviceError(LabError):
 
 class EngineUnavailable(LabError):
     """The Docker engine did not answer (stopped, restarting or unreachable)."""
+
+
+def describe(exc: BaseException) -> str:
+    """One line for an error; a task group's errors by their first."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"

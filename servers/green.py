@@ -44,7 +44,8 @@ from pydantic import (
 
 from netdojo.judges.assessment import AssessmentConfig, Slot, run_assessment, schedule
 from netdojo.judges.episode import Episode
-from netdojo.judges.runner import Agent, AgentReport, EpisodeRecord, describe
+from netdojo.judges.runner import Agent, AgentReport, EpisodeRecord
+from netdojo.labs.errors import describe
 from netdojo.scenarios.model import Scenario
 from netdojo.servers.bearer import check_token
 from netdojo.servers.endpoints import EndpointHost
