@@ -107,7 +107,7 @@ async def test_results_are_structured(episode: Episode) -> None:
         assert capture["packets"] and {p["protocol"] for p in capture["packets"]} <= {
             "OSPF Hello",
             "OSPF Link State Update",
-            "OSPF Link State Acknowledgment",
+            "OSPF Link State Acknowledgement",
             "OSPF Database Description",
             "OSPF Link State Request",
         }
