@@ -14,7 +14,8 @@ import os
 import re
 from typing import Any
 
-MARK = "[redacted]"
+from netdojo.tools.trajectory import MARK
+
 _TOKEN_CHARS = r"A-Za-z0-9_\-"
 _PATTERNS = [
     (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=\-]+"), rf"\1{MARK}"),

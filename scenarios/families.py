@@ -344,8 +344,8 @@ def _draw_network(spec: Family, level: int, rng: random.Random) -> Network:
 
 
 def generate(family: str, level: int, seed: int) -> Scenario:
-    spec = check_choice(family, level, seed)
     network, rng = plan_instance(family, level, seed)
+    spec = FAMILIES[family]
     if spec.kind == "constructive":
         return _assemble_constructive(spec, level, seed, network, rng)
     ctx = FaultContext(network=network, routing=spec.routing, rng=rng)

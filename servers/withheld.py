@@ -15,7 +15,7 @@ from a2a.helpers import get_data_parts, get_message_text
 from a2a.types import Message
 from google.protobuf.json_format import MessageToDict, ParseDict
 
-MARK = "[redacted]"
+from netdojo.tools.trajectory import MARK
 
 
 def participant_tokens(message: Message) -> list[str]:

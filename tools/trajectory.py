@@ -10,6 +10,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+MARK = "[redacted]"
+"""What stands in a record where a secret was."""
+
 
 def storable(value: Any) -> Any:
     """``value`` with text that UTF-8 cannot encode (lone surrogates, which Python's json
@@ -75,7 +78,7 @@ class Trajectory(BaseModel):
         self.steps.append(step)
         return step
 
-    def redact(self, secret: str, mark: str = "[redacted]") -> None:
+    def redact(self, secret: str, mark: str = MARK) -> None:
         """Replace every occurrence of ``secret`` in the recorded calls, results and summary."""
         dumped, escaped = self.model_dump_json(), json.dumps(secret)[1:-1]
         if not secret or escaped not in dumped:
