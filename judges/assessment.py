@@ -1,7 +1,9 @@
 """An assessment: families, levels, seeds and trials, each a fresh episode, then a summary.
 
 The seed schedule comes from one assessment seed, so an assessment is replayed exactly by its
-config. Episodes run a few at a time (bounded by the memory their labs need); an episode that
+config; a config that names no seed gets one drawn at random, recorded with it. Episode ids are
+random too: nothing a purple agent is shown can be traced back to the scenario or its seed.
+Episodes run a few at a time (bounded by the memory their labs need); an episode that
 fails for reasons not the agent's is retried once and, if it fails again, reported apart and
 left out of every rate.
 """
@@ -9,11 +11,12 @@ left out of every rate.
 from __future__ import annotations
 
 import random
+import secrets
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from netdojo.judges.provenance import Provenance, provenance
 from netdojo.judges.runner import Agent, Budgets, EpisodeRecord, run_episode_with_retry
@@ -24,6 +27,17 @@ from netdojo.scenarios.model import Scenario
 SCHEMA_VERSION = "1.1"
 LAB_MIB_PER_ROUTER = 24
 LAB_MIB_PER_HOST = 4
+SEED_BOUND = 2**31
+
+
+def drawn_seed() -> int:
+    """A fresh assessment seed, so that no schedule is known in advance."""
+    return secrets.randbelow(SEED_BOUND)
+
+
+def new_episode_id() -> str:
+    """An opaque episode id: random, never derived from the scenario or its seed."""
+    return secrets.token_hex(8)
 
 
 class AssessmentConfig(BaseModel):
@@ -34,12 +48,21 @@ class AssessmentConfig(BaseModel):
     episodes: int | None = Field(default=None, ge=1, description="instances drawn from the seed")
     seeds: list[int] | None = Field(default=None, description="instance seeds, for every pair")
     trials: int = Field(default=1, ge=1, le=20)
-    seed: int = Field(default=0, ge=0, description="the assessment seed: the whole schedule")
+    seed: int = Field(
+        default_factory=drawn_seed,
+        ge=0,
+        description="the assessment seed: the whole schedule; drawn at random when not given",
+    )
     max_tool_calls: int = Field(default=60, ge=1, le=1000)
     time_budget_s: float = Field(default=600.0, gt=0, le=7200)
     concurrency: int = Field(default=1, ge=1, le=16)
     mode: Literal["mcp", "text"] = "mcp"
     calibration: bool = Field(default=False, description="allow the oracle (judge calibration)")
+
+    @field_validator("seed", mode="before")
+    @classmethod
+    def _draw(cls, seed: Any) -> Any:
+        return drawn_seed() if seed is None else seed
 
     @model_validator(mode="after")
     def _known(self) -> AssessmentConfig:
@@ -145,9 +168,8 @@ async def run_assessment(
 
     async def one(slot: Slot, scenario: Scenario) -> None:
         async with limit:
-            episode_id = f"{scenario.id}-t{slot.trial}-{slot.index}"
             record = await run_episode_with_retry(
-                scenario, agent_for(slot, scenario), config.budgets, episode_id, slot.trial
+                scenario, agent_for(slot, scenario), config.budgets, new_episode_id(), slot.trial
             )
         record.slot = slot.index
         records[slot.index] = record

@@ -1,6 +1,7 @@
 """The journal of a run in progress: what was asked, and each episode as soon as it ends.
 
-A run folder holds ``run.json`` (the agent and the config, written at the start) and
+A run folder holds ``run.json`` (the agent and the config with its assessment seed, drawn at
+random if none was given, written at the start: a resumed run follows the same schedule) and
 ``episodes.jsonl`` (one record per finished episode, appended and flushed to disk as it ends,
 after its trajectory file). A run killed part-way thus keeps every episode that finished; a
 resumed run reads them back, runs only the slots of the schedule still missing and merges

@@ -52,7 +52,9 @@ class Provenance(BaseModel):
     docker: str | None = Field(default=None, description="the Docker engine version")
     cpus: int | None = None
     memory_mib: int | None = Field(default=None, description="the host's total memory")
-    assessment_seed: int | None = None
+    assessment_seed: int | None = Field(
+        default=None, description="the seed of the schedule, as given or drawn at random"
+    )
     budgets: Budgets | None = None
     instances: list[Instance] = Field(default_factory=list, description="in schedule order")
 

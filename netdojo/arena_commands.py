@@ -93,7 +93,7 @@ def green(
 
 
 def purple(
-    name: Annotated[str, typer.Argument(help="heuristic, llm, oracle, noop or vandal.")],
+    name: Annotated[str, typer.Argument(help="heuristic, llm, oracle, noop, vandal or cheater.")],
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 9010,
     card_url: Annotated[str | None, typer.Option(help="Public base URL for the card.")] = None,
@@ -125,7 +125,9 @@ def run(
     episodes: Annotated[int | None, typer.Option(help="Episodes drawn from --seed.")] = None,
     seeds: Annotated[str | None, typer.Option(help="Instance seeds for every pair.")] = None,
     trials: Annotated[int, typer.Option(help="Trials per instance.")] = 1,
-    seed: Annotated[int, typer.Option(help="The assessment seed.")] = 0,
+    seed: Annotated[
+        int | None, typer.Option(help="The assessment seed (default: drawn at random, recorded).")
+    ] = None,
     concurrency: Annotated[int, typer.Option(help="Episodes at once.")] = 1,
     mode: Annotated[str, typer.Option(help="mcp or text.")] = "mcp",
     max_tool_calls: Annotated[int, typer.Option(help="Tool calls per episode.")] = 60,
@@ -180,6 +182,7 @@ def run(
         journal.start(spec)
     elif earlier:
         err.print(f"resuming {journal.folder}: {len(earlier)} episodes recorded")
+    err.print(f"[dim]assessment seed {spec.config.seed}[/]")
     skip = sorted({r.slot for r in earlier if r.slot is not None})
     request_config = spec.config.model_dump(mode="json", exclude_none=True)
     results = anyio.run(_run, spec.agent, request_config, skip, keeper(journal), agent_token)

@@ -1,6 +1,7 @@
 """``netdojo mcp``: serve a practice session or one evaluation episode over stdio or HTTP.
 
 On stdio, standard output carries the protocol only; everything else goes to standard error.
+An evaluation episode's id, and so its HTTP endpoint's path, is random: it names no scenario.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ async def _serve(
     idle_minutes: float,
     trajectory: Path | None,
 ) -> None:
+    from netdojo.judges.assessment import new_episode_id
     from netdojo.judges.episode import open_episode
     from netdojo.servers.mcp_server import evaluation_server, practice_server
     from netdojo.servers.practice import PracticeSession
@@ -89,9 +91,10 @@ async def _serve(
             else:
                 scenario = generate(family, level, seed)
                 err.print(f"staging {family} L{level} seed {seed} ({scenario.id}) …")
-                episode = await open_episode(scenario, f"mcp-{scenario.id}")
+                key = new_episode_id()
+                episode = await open_episode(scenario, key)
                 err.print(f"ready in {episode.ready_s:.1f}s")
-                server, key = evaluation_server(episode.tools), scenario.id
+                server = evaluation_server(episode.tools)
             if http:
                 await _serve_http(server, key, host, port, token)
             else:

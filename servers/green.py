@@ -6,7 +6,9 @@ anything else with the reason, and for each episode hands the purple agent the b
 endpoint of its own (``mode: "mcp"``), or plays the tools by messages (``mode: "text"``). Each
 finished episode is streamed as a status update; the task ends with a ``results`` artifact (the
 assessment result) and a ``trajectories`` artifact. Neither the participant's token nor an
-episode's reaches them, nor the stored task.
+episode's reaches them, nor the stored task. What the purple agent is handed names no scenario:
+the episode id (also its A2A context and its MCP endpoint's path) is random, and the scenario's
+identity is handed out only in a calibration run (for the oracle).
 """
 
 from __future__ import annotations
@@ -108,6 +110,9 @@ class AssessmentRequest(BaseModel):
 
     @model_validator(mode="after")
     def _in_schedule(self) -> AssessmentRequest:
+        drawn = self.config.seeds is None and "seed" not in self.config.model_fields_set
+        if self.skip and drawn:
+            raise ValueError("skip: give the config's seed, or the schedule is a new one")
         slots = len(schedule(self.config))
         outside = sorted({i for i in self.skip if not 0 <= i < slots})
         if outside:
@@ -197,16 +202,17 @@ def _report(reply: Message, turns: int) -> AgentReport:
     )
 
 
-def _handoff(episode: Episode, calibration: bool, **extra: Any) -> dict[str, Any]:
-    scenario = episode.scenario
-    handoff: dict[str, Any] = {"episode_id": episode.trajectory.episode, **extra}
-    if calibration:
-        handoff["scenario"] = {
+def handoff(episode_id: str, scenario: Scenario, reveal: bool, **extra: Any) -> dict[str, Any]:
+    """The episode as the purple agent is handed it: its opaque id and ``extra``; the identity
+    of ``scenario`` only if ``reveal`` (a calibration run, for the oracle)."""
+    data: dict[str, Any] = {"episode_id": episode_id, **extra}
+    if reveal:
+        data["scenario"] = {
             "family": scenario.family,
             "level": scenario.level,
             "seed": scenario.seed,
         }
-    return handoff
+    return data
 
 
 async def _keeping_secrets(
@@ -233,10 +239,13 @@ def mcp_agent(participant: Participant, endpoints: EndpointHost, config: Assessm
     """The purple agent ``participant``, handed an MCP endpoint of its own for the episode."""
 
     async def turn(episode: Episode, url: str, token: str) -> AgentReport:
-        handoff = _handoff(episode, config.calibration, mode="mcp", mcp_url=url, token=token)
+        key = episode.trajectory.episode
+        given = handoff(
+            key, episode.scenario, config.calibration, mode="mcp", mcp_url=url, token=token
+        )
         message = new_message(
-            [new_text_part(episode.scenario.public.brief), new_data_part({HANDOFF_KEY: handoff})],
-            context_id=episode.trajectory.episode,
+            [new_text_part(episode.scenario.public.brief), new_data_part({HANDOFF_KEY: given})],
+            context_id=key,
             role=Role.ROLE_USER,
         )
         async with _a2a_client(participant, config.time_budget_s + 30) as client:
@@ -276,9 +285,9 @@ def text_agent(participant: Participant, config: AssessmentConfig) -> Agent:
                 + ", ".join(str(t["name"]) for t in listed)
                 + '. Finish with {"tool": "submit", "arguments": {"summary": "..."}}.'
             )
-            handoff = _handoff(episode, config.calibration, mode="text", tools=listed)
+            given = handoff(key, episode.scenario, config.calibration, mode="text", tools=listed)
             message = new_message(
-                [new_text_part(instructions), new_data_part({HANDOFF_KEY: handoff})],
+                [new_text_part(instructions), new_data_part({HANDOFF_KEY: given})],
                 context_id=key,
                 role=Role.ROLE_USER,
             )

@@ -1,4 +1,8 @@
-"""A practice session: one scenario at a time on a fresh lab, graded on request."""
+"""A practice session: one scenario at a time on a fresh lab, graded on request.
+
+What a session returns names the scenario only as the user chose it: the family, the level and
+the seed they gave (none for a random instance, which `reset` replays).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from collections.abc import Awaitable, Callable
 import anyio
 from pydantic import BaseModel, Field
 
+from netdojo.judges.assessment import new_episode_id
 from netdojo.judges.episode import Episode, open_episode
 from netdojo.judges.grading import Grade
 from netdojo.labs.errors import NetdojoError
@@ -28,10 +33,9 @@ class FamilyInfo(BaseModel):
 
 
 class BriefView(BaseModel):
-    scenario_id: str
     family: str
     level: int
-    seed: int
+    seed: int | None = Field(description="the seed given; none for a random instance")
     kind: Kind
     brief: str
     constraints: list[str]
@@ -43,7 +47,7 @@ class Started(BriefView):
 
 
 class EndResult(BaseModel):
-    ended: str | None = Field(description="the scenario whose lab was torn down, if any")
+    ended: str | None = Field(description="the family of the scenario whose lab was torn down")
     tool_calls: int = 0
 
 
@@ -52,8 +56,8 @@ class PracticeSession:
 
     def __init__(self) -> None:
         self.episode: Episode | None = None
+        self.seed_given = False
         self._lock = anyio.Lock()
-        self._episodes = 0
         self.last_call = time.monotonic()
 
     def touch(self) -> None:
@@ -80,24 +84,29 @@ class PracticeSession:
 
     async def start(self, family: str, level: int, seed: int | None, progress: Progress) -> Started:
         self.touch()
+        given = seed is not None
         seed = secrets.randbelow(2**31) if seed is None else seed
         check_choice(family, level, seed)
-        async with self._lock:
-            await self._close()
-            scenario = generate(family, level, seed)
-            self._episodes += 1
-            episode_id = f"practice-{self._episodes}-{scenario.id}"
-            self.episode = await _with_progress(open_episode(scenario, episode_id), progress)
-            return self._started(self.episode)
+        return await self._open(family, level, seed, given, progress)
 
     async def reset(self, progress: Progress) -> Started:
         self.touch()
-        scenario = self._running().scenario
-        return await self.start(scenario.family, scenario.level, scenario.seed, progress)
+        s = self._running().scenario
+        return await self._open(s.family, s.level, s.seed, self.seed_given, progress)
+
+    async def _open(
+        self, family: str, level: int, seed: int, given: bool, progress: Progress
+    ) -> Started:
+        async with self._lock:
+            await self._close()
+            opened = open_episode(generate(family, level, seed), new_episode_id())
+            self.episode = await _with_progress(opened, progress)
+            self.seed_given = given
+            return self._started(self.episode)
 
     async def brief(self) -> BriefView:
         self.touch()
-        return _brief(self._running())
+        return _brief(self._running(), self.seed_given)
 
     async def grade(self) -> Grade:
         self.touch()
@@ -110,7 +119,7 @@ class PracticeSession:
             await self._close()
         if episode is None:
             return EndResult(ended=None)
-        return EndResult(ended=episode.scenario.id, tool_calls=len(episode.trajectory.steps))
+        return EndResult(ended=episode.scenario.family, tool_calls=len(episode.trajectory.steps))
 
     async def close(self, detach: bool = False) -> None:
         """Tear down whatever runs (the client went away or the server stops)."""
@@ -124,19 +133,19 @@ class PracticeSession:
 
     def _started(self, episode: Episode) -> Started:
         return Started(
-            **_brief(episode).model_dump(),
+            **_brief(episode, self.seed_given).model_dump(),
             topology=topology_view(episode.scenario.public),
             ready_s=episode.ready_s,
         )
 
 
-def _brief(episode: Episode) -> BriefView:
+def _brief(episode: Episode, seed_given: bool) -> BriefView:
+    """The brief with the scenario named as the user chose it, never by its id."""
     s = episode.scenario
     return BriefView(
-        scenario_id=s.id,
         family=s.family,
         level=s.level,
-        seed=s.seed,
+        seed=s.seed if seed_given else None,
         kind=s.kind,
         brief=s.public.brief,
         constraints=s.public.constraints,

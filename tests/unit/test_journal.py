@@ -17,7 +17,7 @@ from netdojo.run_folder import open_run
 from netdojo.servers.green import AssessmentRequest
 from netdojo.tools.trajectory import Trajectory
 
-CONFIG = AssessmentConfig(families=["static-routing"], seeds=[1, 2, 3])
+CONFIG = AssessmentConfig(families=["static-routing"], seeds=[1, 2, 3], seed=5)
 
 
 def _record(slot: int, outcome: str = "unsolved") -> EpisodeRecord:
@@ -101,7 +101,7 @@ def test_a_request_may_skip_only_slots_of_its_schedule() -> None:
 
 
 def test_a_new_run_never_overwrites_an_unfinished_one(tmp_path: Path) -> None:
-    config = {"families": ["static-routing"], "seeds": [1, 2, 3]}
+    config = {"families": ["static-routing"], "seeds": [1, 2, 3], "seed": 5}
     journal, spec, earlier = open_run("noop", config, tmp_path, None)
     assert earlier == [] and spec.config == CONFIG
     journal.start(spec)
