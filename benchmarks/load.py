@@ -102,7 +102,7 @@ async def _traffic(episode: Episode) -> None:
 
 def watched(captures: list[Capture]) -> Callable[[Episode], Awaitable[AgentReport]]:
     """The oracle, with every link of its lab under capture while it works."""
-    work = in_process(oracle)
+    work = in_process(oracle, calibration=True)
 
     async def agent(episode: Episode) -> AgentReport:
         lab = episode.lab

@@ -2,7 +2,8 @@
 
 Per instance, on a fresh lab: the lab is staged as for an episode (see `staging`), then the
 reference solution, applied through the same tools an agent uses, must make every target,
-guard and adherence test pass.
+guard and adherence test pass, and the state audit must find in it no fake and no change
+outside the task's scope.
 """
 
 from __future__ import annotations
@@ -11,11 +12,21 @@ import time
 
 from pydantic import BaseModel, Field
 
-from netdojo.judges.staging import StageResult, all_pass, apply_all, poll, stage_scenario
+from netdojo.judges.grading import grade
+from netdojo.judges.integrity import rules_for
+from netdojo.judges.probes import owners_of
+from netdojo.judges.staging import (
+    Staged,
+    StageResult,
+    all_pass,
+    apply_all,
+    poll,
+    stage_scenario,
+)
 from netdojo.labs.errors import describe
 from netdojo.labs.runtime import LiveLab, deploy_lab
 from netdojo.scenarios.families import generate
-from netdojo.scenarios.model import HiddenHalf
+from netdojo.scenarios.model import Scenario
 
 FIX_DEADLINE_S = 45.0
 
@@ -31,12 +42,25 @@ class AuditRecord(BaseModel):
     error: str | None = None
 
 
-async def _solve(lab: LiveLab, hidden: HiddenHalf, record: AuditRecord) -> None:
-    """Apply the reference solution; then every target, guard and adherence test must pass."""
+async def _solve(lab: LiveLab, scenario: Scenario, staged: Staged, record: AuditRecord) -> None:
+    """Apply the reference solution; then every target, guard and adherence test must pass,
+    and the state audit must find nothing wrong with how it got there."""
+    hidden = scenario.hidden
     record.stages["solve"] = await apply_all(lab, hidden.solution)
-    if record.stages["solve"].ok:
-        everything = hidden.targets + hidden.guards + hidden.adherence
-        record.stages["fixed"] = await poll(lab, everything, all_pass, FIX_DEADLINE_S)
+    if not record.stages["solve"].ok:
+        return
+    everything = hidden.targets + hidden.guards + hidden.adherence
+    owners = owners_of(scenario.public)
+    record.stages["fixed"] = await poll(lab, everything, all_pass, FIX_DEADLINE_S, owners)
+    if record.stages["fixed"].ok:
+        started = time.monotonic()
+        found = (await grade(lab, scenario, staged, rules_for(scenario))).integrity
+        wrong = [f"{d.device}: {d.detail} ({d.evidence})" for d in found.fakes + found.unexplained]
+        record.stages["integrity"] = StageResult(
+            ok=not wrong,
+            seconds=round(time.monotonic() - started, 2),
+            detail="; ".join(wrong) or f"{found.changes} changes, all explained",
+        )
 
 
 async def audit_instance(family: str, level: int, seed: int) -> AuditRecord:
@@ -50,8 +74,9 @@ async def audit_instance(family: str, level: int, seed: int) -> AuditRecord:
             record.stages["deploy"] = StageResult(
                 ok=True, seconds=round(time.monotonic() - deploy_started, 2)
             )
-            if await stage_scenario(scenario, lab, record.stages):
-                await _solve(lab, scenario.hidden, record)
+            staged = await stage_scenario(scenario, lab, record.stages)
+            if staged is not None:
+                await _solve(lab, scenario, staged, record)
         stages = record.stages
         record.ok = "fixed" in stages and all(s.ok for s in stages.values())
     except Exception as exc:  # one broken instance is a failed record; the audit goes on

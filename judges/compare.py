@@ -1,11 +1,11 @@
 """Two runs on the same instances, compared pair by pair.
 
 Episodes pair by instance and trial (`scenario_id`, `trial`); episodes either run excluded
-(`infra_error`, `environment_invalid`) drop out of the pairing. For each measure the paired
-bootstrap of per-pair differences and the exact McNemar test say whether the runs differ.
-Beside them stands the figure other benchmarks report: how many of the groups (all pairs,
-each family, each level) have overlapping 95% intervals, a weaker test that needs many more
-instances to separate agents.
+(`infra_error`, `judge_error`, `environment_invalid`) drop out of the pairing. For each
+measure the paired bootstrap of per-pair differences and the exact McNemar test say whether
+the runs differ. Beside them stands the figure other benchmarks report: how many of the
+groups (all pairs, each family, each level) have overlapping 95% intervals, a weaker test
+that needs many more instances to separate agents.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ import time
 import anyio
 
 from netdojo.judges.grading import Grade, grade
-from netdojo.judges.staging import Stages, stage_scenario
+from netdojo.judges.integrity import rules_for
+from netdojo.judges.staging import Staged, Stages, stage_scenario
 from netdojo.labs.errors import NetdojoError
 from netdojo.labs.runtime import LiveLab, start_lab, stop_lab, stop_lab_detached
 from netdojo.scenarios.model import Scenario
@@ -33,17 +34,20 @@ class Episode:
         lab: LiveLab,
         episode_id: str,
         stages: Stages,
+        staged: Staged,
         limits: ToolLimits | None = None,
     ) -> None:
         self.scenario = scenario
         self.lab = lab
         self.stages = stages
+        self.staged = staged
+        self.rules = rules_for(scenario)
         self.trajectory = Trajectory(episode=episode_id, brief=scenario.public.brief)
         self.tools = LabTools(lab, scenario.public, self.trajectory, limits)
         self.ready_s = 0.0
 
     async def grade(self) -> Grade:
-        return await grade(self.lab, self.scenario.hidden)
+        return await grade(self.lab, self.scenario, self.staged, self.rules)
 
     async def close(self, detach: bool = False) -> None:
         """Tear the lab down, here or (``detach``) in a process that outlives this one."""
@@ -62,12 +66,13 @@ async def open_episode(
     lab = await start_lab(scenario.hidden.lab)
     stages: Stages = {}
     try:
-        if not await stage_scenario(scenario, lab, stages):
+        staged = await stage_scenario(scenario, lab, stages)
+        if staged is None:
             raise StagingError(scenario, stages)
     except BaseException:
         with anyio.CancelScope(shield=True):
             await stop_lab(lab)
         raise
-    episode = Episode(scenario, lab, episode_id, stages, limits)
+    episode = Episode(scenario, lab, episode_id, stages, staged, limits)
     episode.ready_s = round(time.monotonic() - started, 2)
     return episode

@@ -37,7 +37,9 @@ class Entry(BaseModel):
     wall_s: Rate
     instances: int = Field(description="distinct instances among the counted episodes")
     episodes: int = Field(description="counted episodes")
-    excluded: int = Field(description="episodes left out: infra_error, environment_invalid")
+    excluded: int = Field(
+        description="episodes left out: infra_error, judge_error, environment_invalid"
+    )
     families: list[str]
     levels: list[int]
     runs: list[str] = Field(description="the run directories merged into this entry")

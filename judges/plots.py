@@ -29,6 +29,7 @@ OUTCOME_COLOURS: dict[str, str] = {
     "agent_error": "#ef6c00",
     "timeout": "#6a1b9a",
     "infra_error": "#37474f",
+    "judge_error": "#546e7a",
     "environment_invalid": "#8d6e63",
 }
 RUN_COLOURS = ("#1565c0", "#e65100", "#2e7d32", "#6a1b9a", "#00838f", "#ad1457", "#5d4037")

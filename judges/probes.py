@@ -1,16 +1,27 @@
-"""Run hidden tests (`Probe`s) on a live lab; each gives pass/fail with evidence."""
+"""Run hidden tests (`Probe`s) on a live lab; each gives pass/fail with evidence.
+
+Probes fail closed: a command that fails, times out, is cut short or prints what cannot be
+read makes its probe fail with that as evidence, whatever the probe expected. A reachability
+probe counts only on evidence from the destination: the device the plan gives the address
+must have answered the probe's own packets (its ICMP and TCP counters, read around the probe
+while no other probe of the judge talks to it), so a reply faked anywhere else never passes.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+import re
+import weakref
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 from pydantic import BaseModel
 
-from netdojo.labs.runtime import LiveLab
-from netdojo.scenarios.model import Probe
+from netdojo.labs.errors import NetdojoError
+from netdojo.labs.runtime import ExecResult, LiveLab
+from netdojo.scenarios.model import Probe, PublicHalf
 from netdojo.tools.reachability import parse_traceroute
 
 
@@ -21,27 +32,147 @@ class ProbeResult(BaseModel):
     evidence: str
 
 
+class JudgeError(NetdojoError):
+    """The judge could not grade: not the agent's doing, and never a pass."""
+
+
+class ProbeUnavailable(Exception):
+    """The probe could not observe what it checks; it fails, with this as its evidence."""
+
+
 Observed = tuple[bool, str]  # (what the probe observed holds, evidence)
+Owners = Mapping[str, str]  # address -> the device the plan gives it
+_RECEIVED = re.compile(r"(\d+) (?:packets )?received")
+_DESTINATION_LOCKS: weakref.WeakKeyDictionary[LiveLab, dict[str, anyio.Lock]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-async def _ping(lab: LiveLab, probe: Probe) -> Observed:
-    target = probe.params["target"]
-    done = await lab.exec(probe.device, ["ping", "-c", "2", "-i", "0.2", "-W", "1", "-q", target])
-    summary = next((line for line in done.stdout.splitlines() if "packet loss" in line), "")
-    return done.ok, f"ping {target} from {probe.device}: {summary or done.stderr.strip()}"
+@dataclass
+class ProbeContext:
+    """Where probes run; ``owners`` (None only for outage sampling) makes reachability probes
+    witnessed at their destination."""
+
+    lab: LiveLab
+    owners: Owners | None = None
+    locks: dict[str, anyio.Lock] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.locks = _DESTINATION_LOCKS.setdefault(self.lab, {})
+
+    def lock(self, device: str) -> anyio.Lock:
+        return self.locks.setdefault(device, anyio.Lock())
+
+    def owner(self, address: str) -> str:
+        assert self.owners is not None
+        owner = self.owners.get(address)
+        if owner is None:
+            raise ProbeUnavailable(f"no device of the plan has {address}")
+        return owner
 
 
-def _vtysh_json(text: str) -> Any:
+def ran(done: ExecResult, what: str) -> ExecResult:
+    """``done`` when its command ran to the end; else the probe cannot tell anything."""
+    if done.timed_out:
+        raise ProbeUnavailable(f"{what} on {done.device} timed out after {done.duration_s:.0f}s")
+    if done.truncated:
+        raise ProbeUnavailable(f"{what} on {done.device}: output cut short")
+    if done.exit_code is None:
+        raise ProbeUnavailable(f"{what} on {done.device} did not run: {done.stderr.strip()}")
+    return done
+
+
+def _json(done: ExecResult, what: str) -> Any:
+    ran(done, what)
+    if not done.ok:
+        raise ProbeUnavailable(f"{what} on {done.device} failed: {done.stderr.strip()[:200]}")
     try:
-        return json.loads(text)
+        return json.loads(done.stdout) if done.stdout.strip() else []
     except json.JSONDecodeError:
-        return {}
+        raise ProbeUnavailable(f"{what} on {done.device} printed no JSON") from None
 
 
-async def _route(lab: LiveLab, probe: Probe) -> Observed:
+async def _vtysh_json(ctx: ProbeContext, device: str, command: str) -> dict[str, Any]:
+    parsed = _json(await ctx.lab.vtysh(device, command), f"`{command}`")
+    return parsed if isinstance(parsed, dict) else {}
+
+
+async def _counters(lab: LiveLab, device: str) -> dict[str, int]:
+    """The device's ICMP and TCP counters from /proc/net/snmp, as ``Proto.Name``."""
+    done = ran(await lab.exec(device, ["cat", "/proc/net/snmp"]), "reading counters")
+    if not done.ok:
+        raise ProbeUnavailable(f"cannot read counters on {device}: {done.stderr.strip()}")
+    counters: dict[str, int] = {}
+    lines = done.stdout.splitlines()
+    for names, values in zip(lines[::2], lines[1::2], strict=False):
+        proto, _, header = names.partition(":")
+        for name, value in zip(header.split(), values.partition(":")[2].split(), strict=False):
+            counters[f"{proto}.{name}"] = int(value)
+    return counters
+
+
+async def _witnessed(
+    ctx: ProbeContext, target: str, probe: Callable[[], Awaitable[ExecResult]], counter: str
+) -> tuple[ExecResult, str, int]:
+    """Run ``probe`` while the owner of ``target`` is watched: (result, owner, how much its
+    ``counter`` grew meanwhile)."""
+    owner = ctx.owner(target)
+    async with ctx.lock(owner):
+        before = await _counters(ctx.lab, owner)
+        done = await probe()
+        after = await _counters(ctx.lab, owner)
+    return done, owner, after.get(counter, 0) - before.get(counter, 0)
+
+
+async def _ping(ctx: ProbeContext, probe: Probe) -> Observed:
+    target = probe.params["target"]
+    argv = ["ping", "-c", "2", "-i", "0.2", "-W", "1", "-q", target]
+
+    async def ping() -> ExecResult:
+        return await ctx.lab.exec(probe.device, argv)
+
+    if ctx.owners is None:
+        done = ran(await ping(), "ping")
+        return done.ok, f"ping {target} from {probe.device}: {_loss(done)}"
+    done, owner, answered = await _witnessed(ctx, target, ping, "Icmp.OutEchoReps")
+    ran(done, "ping")
+    received = int(m.group(1)) if (m := _RECEIVED.search(done.stdout)) else 0
+    reached = done.ok and 0 < received <= answered
+    evidence = f"ping {target} from {probe.device}: {_loss(done)}; {owner} sent {answered} replies"
+    if done.ok and received > answered:
+        evidence += f"; {received - answered} replies did not come from {owner}"
+    return reached, evidence
+
+
+def _loss(done: ExecResult) -> str:
+    summary = next((line for line in done.stdout.splitlines() if "packet loss" in line), "")
+    return summary or done.stderr.strip() or "no reply"
+
+
+async def _tcp(ctx: ProbeContext, probe: Probe) -> Observed:
+    target, port = probe.params["target"], str(probe.params["port"])
+
+    async def connect() -> ExecResult:
+        return await ctx.lab.exec(probe.device, ["nc", "-z", "-w", "2", target, port])
+
+    if ctx.owners is None:
+        done = ran(await connect(), "nc")
+        return done.ok, f"{probe.device} -> {target}:{port} {'open' if done.ok else 'closed'}"
+    done, owner, accepted = await _witnessed(ctx, target, connect, "Tcp.PassiveOpens")
+    ran(done, "nc")
+    reached = done.ok and accepted > 0
+    if reached:
+        state = f"open, accepted by {owner}"
+    elif done.ok:
+        state = f"connected, but {owner} accepted no connection"
+    else:
+        state = f"closed or filtered after {done.duration_s:.1f}s"
+    return reached, f"{probe.device} -> {target}:{port} {state}"
+
+
+async def _route(ctx: ProbeContext, probe: Probe) -> Observed:
     prefix = probe.params["prefix"]
-    done = await lab.vtysh(probe.device, f"show ip route {prefix} json")
-    entries = _vtysh_json(done.stdout).get(prefix, [])
+    entries = (await _vtysh_json(ctx, probe.device, f"show ip route {prefix} json")).get(prefix, [])
     selected = next((e for e in entries if e.get("selected")), None)
     if selected is None:
         return False, f"{probe.device}: no selected route to {prefix}"
@@ -57,93 +188,92 @@ async def _route(lab: LiveLab, probe: Probe) -> Observed:
     return holds, evidence
 
 
-async def _bgp_route(lab: LiveLab, probe: Probe) -> Observed:
+async def _bgp_route(ctx: ProbeContext, probe: Probe) -> Observed:
     prefix, peer = probe.params["prefix"], probe.params["not_from"]
-    routed, evidence = await _route(lab, probe.model_copy(update={"params": {"prefix": prefix}}))
-    done = await lab.vtysh(probe.device, f"show bgp ipv4 unicast {prefix} json")
-    paths = _vtysh_json(done.stdout).get("paths", [])
-    peers = [str(p.get("peer", {}).get("peerId", "")) for p in paths]
-    learnt = peer in peers
+    routed, evidence = await _route(ctx, probe.model_copy(update={"params": {"prefix": prefix}}))
+    shown = await _vtysh_json(ctx, probe.device, f"show bgp ipv4 unicast {prefix} json")
+    peers = [str(p.get("peer", {}).get("peerId", "")) for p in shown.get("paths", [])]
     evidence += f"; BGP paths from {', '.join(peers) or 'no peer'}"
-    return routed and not learnt, evidence
+    return routed and peer not in peers, evidence
 
 
-async def _ospf_full(lab: LiveLab, probe: Probe) -> Observed:
+async def _ospf_full(ctx: ProbeContext, probe: Probe) -> Observed:
     neighbor = probe.params["neighbor"]
-    done = await lab.vtysh(probe.device, "show ip ospf neighbor json")
-    entries = _vtysh_json(done.stdout).get("neighbors", {}).get(neighbor, [])
+    shown = await _vtysh_json(ctx, probe.device, "show ip ospf neighbor json")
+    entries = shown.get("neighbors", {}).get(neighbor, [])
     states = [str(e.get("nbrState", "")) for e in entries]
     full = any(s.startswith("Full") for s in states)
     return full, f"{probe.device}: neighbour {neighbor} state {', '.join(states) or 'absent'}"
 
 
-async def _config(lab: LiveLab, probe: Probe) -> Observed:
+async def _config(ctx: ProbeContext, probe: Probe) -> Observed:
     pattern = probe.params["pattern"].strip()
-    done = await lab.vtysh(probe.device, "show running-config")
+    done = ran(await ctx.lab.vtysh(probe.device, "show running-config"), "show running-config")
+    if not done.ok or "end" not in done.stdout.split():
+        raise ProbeUnavailable(f"{probe.device}: no complete running-config")
     lines = [line.strip() for line in done.stdout.splitlines()]
     if probe.params.get("match") == "prefix":
         found = any(line.startswith(pattern) for line in lines)
     else:
         found = pattern in lines
-    return (
-        found,
-        f"{probe.device}: running-config {'has' if found else 'lacks'} '{pattern.strip()}'",
-    )
+    return found, f"{probe.device}: running-config {'has' if found else 'lacks'} '{pattern}'"
 
 
-async def _link_up(lab: LiveLab, probe: Probe) -> Observed:
+async def _ip_json(ctx: ProbeContext, device: str, argv: list[str]) -> list[Any]:
+    """`ip -j …` output; an interface that does not exist reads as nothing."""
+    done = ran(await ctx.lab.exec(device, argv), " ".join(argv[:4]))
+    if not done.ok and "does not exist" in done.stderr:
+        return []
+    parsed = _json(done, " ".join(argv[:4]))
+    return parsed if isinstance(parsed, list) else []
+
+
+async def _link_up(ctx: ProbeContext, probe: Probe) -> Observed:
     iface = probe.params["interface"]
-    done = await lab.exec(probe.device, ["ip", "-j", "link", "show", "dev", iface])
-    links = json.loads(done.stdout) if done.ok else []
+    links = await _ip_json(ctx, probe.device, ["ip", "-j", "link", "show", "dev", iface])
     up = bool(links) and "UP" in links[0].get("flags", [])
     return up, f"{probe.device} {iface} is {'up' if up else 'down'}"
 
 
-async def _default_route(lab: LiveLab, probe: Probe) -> Observed:
-    done = await lab.exec(probe.device, ["ip", "-j", "route", "show", "default"])
-    routes = json.loads(done.stdout) if done.ok and done.stdout.strip() else []
+async def _default_route(ctx: ProbeContext, probe: Probe) -> Observed:
+    routes = await _ip_json(ctx, probe.device, ["ip", "-j", "route", "show", "default"])
     gateway = routes[0].get("gateway") if routes else None
     return gateway == probe.params["gateway"], f"{probe.device}: default via {gateway}"
 
 
-async def _address(lab: LiveLab, probe: Probe) -> Observed:
+async def _address(ctx: ProbeContext, probe: Probe) -> Observed:
     iface = probe.params["interface"]
-    done = await lab.exec(probe.device, ["ip", "-j", "-4", "address", "show", "dev", iface])
-    info = json.loads(done.stdout) if done.ok and done.stdout.strip() else []
+    argv = ["ip", "-j", "-4", "address", "show", "dev", iface]
+    info = await _ip_json(ctx, probe.device, argv)
     addresses = [f"{a['local']}/{a['prefixlen']}" for i in info for a in i.get("addr_info", [])]
     holds = probe.params["address"] in addresses
     return holds, f"{probe.device} {iface}: {', '.join(addresses) or 'no address'}"
 
 
-async def _bgp_session(lab: LiveLab, probe: Probe) -> Observed:
+async def _bgp_session(ctx: ProbeContext, probe: Probe) -> Observed:
     peer = probe.params["peer"]
-    done = await lab.vtysh(probe.device, "show bgp summary json")
-    peers = _vtysh_json(done.stdout).get("ipv4Unicast", {}).get("peers", {})
-    state = peers.get(peer, {}).get("state", "absent")
+    shown = await _vtysh_json(ctx, probe.device, "show bgp summary json")
+    state = shown.get("ipv4Unicast", {}).get("peers", {}).get(peer, {}).get("state", "absent")
     return state == "Established", f"{probe.device}: BGP session with {peer} is {state}"
 
 
-async def _tcp(lab: LiveLab, probe: Probe) -> Observed:
-    target, port = probe.params["target"], str(probe.params["port"])
-    done = await lab.exec(probe.device, ["nc", "-z", "-w", "2", target, port])
-    state = "open" if done.ok else f"closed or filtered after {done.duration_s:.1f}s"
-    return done.ok, f"{probe.device} -> {target}:{port} {state}"
-
-
-async def _path(lab: LiveLab, probe: Probe) -> Observed:
+async def _path(ctx: ProbeContext, probe: Probe) -> Observed:
     target, owners = probe.params["target"], probe.params["owners"]
     argv = ["traceroute", "-n", "-q", "1", "-w", "1", "-m", "30", target]
-    done = await lab.exec(probe.device, argv, timeout=45)
+    done = ran(await ctx.lab.exec(probe.device, argv, timeout=45), "traceroute")
     trace = parse_traceroute(probe.device, target, target, done.stdout)
-    crossed = [owners.get(h.address or "", h.address or "*") for h in trace.hops]
-    if trace.reached:
-        crossed = crossed[:-1]
-    holds = trace.reached and crossed == probe.params["routers"]
+    hops = trace.hops[:-1] if trace.reached else trace.hops
+    crossed = [owners.get(h.address or "", h.address or "*") for h in hops]
+    unknown = [h.address or "*" for h in hops if (h.address or "") not in owners]
+    holds = trace.reached and not unknown and crossed == probe.params["routers"]
     arrival = "arrives" if trace.reached else "does not arrive"
-    return holds, f"{probe.device} -> {target} crosses {' '.join(crossed) or 'nothing'}, {arrival}"
+    evidence = f"{probe.device} -> {target} crosses {' '.join(crossed) or 'nothing'}, {arrival}"
+    if unknown:
+        evidence += f"; hops the plan does not know: {', '.join(unknown)}"
+    return holds, evidence
 
 
-CHECKS: dict[str, Callable[[LiveLab, Probe], Awaitable[Observed]]] = {
+CHECKS: dict[str, Callable[[ProbeContext, Probe], Awaitable[Observed]]] = {
     "ping": _ping,
     "route": _route,
     "ospf_full": _ospf_full,
@@ -158,22 +288,41 @@ CHECKS: dict[str, Callable[[LiveLab, Probe], Awaitable[Observed]]] = {
 }
 
 
-async def run_probe(lab: LiveLab, probe: Probe) -> ProbeResult:
-    observed, evidence = await CHECKS[probe.kind](lab, probe)
+async def run_probe(ctx: ProbeContext, probe: Probe) -> ProbeResult:
+    try:
+        observed, evidence = await CHECKS[probe.kind](ctx, probe)
+    except ProbeUnavailable as exc:
+        return ProbeResult(
+            id=probe.id, description=probe.description, passed=False, evidence=f"not run: {exc}"
+        )
     passed = observed == probe.params.get("expect", True)
     return ProbeResult(id=probe.id, description=probe.description, passed=passed, evidence=evidence)
 
 
-async def run_probes(lab: LiveLab, probes: list[Probe], concurrency: int = 4) -> list[ProbeResult]:
-    """Run probes a few at a time; results in the order of ``probes``."""
+async def run_probes(
+    lab: LiveLab, probes: list[Probe], owners: Owners | None, concurrency: int = 4
+) -> list[ProbeResult]:
+    """Run probes a few at a time; results in the order of ``probes``. ``owners`` maps each
+    planned address to its device; None (outage sampling only) skips the witness."""
+    ctx = ProbeContext(lab, owners)
     results: list[ProbeResult | None] = [None] * len(probes)
     limiter = anyio.Semaphore(concurrency)
 
     async def one(index: int, probe: Probe) -> None:
         async with limiter:
-            results[index] = await run_probe(lab, probe)
+            results[index] = await run_probe(ctx, probe)
 
     async with anyio.create_task_group() as group:
         for index, probe in enumerate(probes):
             group.start_soon(one, index, probe)
     return [r for r in results if r is not None]
+
+
+def owners_of(public: PublicHalf) -> dict[str, str]:
+    """Each address of the plan and the device it belongs to."""
+    return {
+        iface.address.split("/")[0]: device.name
+        for device in public.devices
+        for iface in device.interfaces
+        if iface.address
+    }

@@ -190,7 +190,7 @@ def _headline_section(series: Sequence[Series], text: _Text) -> str:
     note = (
         "<p class='muted'>Rates are over counted episodes with Wilson 95% intervals; means "
         "have percentile-bootstrap 95% intervals. Episodes that failed for reasons not the "
-        "agent's (infra_error, environment_invalid) are left out of every rate.</p>"
+        "agent's (infra_error, judge_error, environment_invalid) are left out of every rate.</p>"
     )
     return "<h2 id='headline'>Headline</h2>" + note + _table(header, rows) + _left_out(series, text)
 

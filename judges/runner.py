@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from netdojo.judges.episode import Episode, StagingError, open_episode
 from netdojo.judges.grading import Grade
 from netdojo.judges.monitor import FlowMonitor, MonitorReport
+from netdojo.judges.probes import JudgeError
 from netdojo.judges.verdict import (
     NOT_THE_AGENTS,
     AgentStatus,
@@ -79,26 +80,12 @@ class EpisodeRecord(BaseModel):
     trajectory: Trajectory | None = Field(default=None, exclude=True)
 
 
-def scope_of(scenario: Scenario) -> set[str]:
-    """Devices the task involves: every device when building; else the faulty ones and peers."""
-    lab = scenario.hidden.lab
-    if scenario.kind == "constructive":
-        return {d.name for d in lab.devices}
-    faulty = {f.device for f in scenario.hidden.faults if not f.red_herring}
-    scope = set(faulty)
-    for link in lab.links:
-        members = {device for device, _ in link.endpoints}
-        if members & faulty:
-            scope |= members
-    return scope
-
-
 async def _grade_settled(episode: Episode) -> Grade:
     """Grade; after changes, re-grade for a few seconds while a test fails, keep the last."""
     grade = await episode.grade()
     settle = SETTLE_S if episode.trajectory.state_changes else 0.0
     deadline = time.monotonic() + settle
-    while not grade.solved and time.monotonic() < deadline:
+    while not grade.solved and not grade.integrity.fakes and time.monotonic() < deadline:
         await anyio.sleep(1.0)
         grade = await episode.grade()
     return grade
@@ -136,6 +123,9 @@ async def run_episode(
         record.outcome = "environment_invalid" if faulted else "infra_error"
         record.error = str(exc)
         return record
+    except JudgeError as exc:
+        record.outcome, record.error = "judge_error", describe(exc)
+        return record
     except Exception as exc:  # the lab would not come up: the harness's failure, not the agent's
         record.error = describe(exc)
         return record
@@ -143,6 +133,8 @@ async def run_episode(
     record.trajectory = episode.trajectory
     try:
         await _judge(episode, agent, budgets, record)
+    except JudgeError as exc:
+        record.outcome, record.error = "judge_error", describe(exc)
     except Exception as exc:
         record.outcome, record.error = "infra_error", describe(exc)
     finally:
@@ -171,7 +163,12 @@ async def _judge(episode: Episode, agent: Agent, budgets: Budgets, record: Episo
         raise LabError(f"the lab broke during the agent's turn: {'; '.join(dict.fromkeys(broken))}")
     watched: MonitorReport = monitor.finish(agent_s)
     judge_started = time.monotonic()
-    grade = await _grade_settled(episode)
+    try:
+        grade = await _grade_settled(episode)
+    except LabError:
+        raise
+    except Exception as exc:
+        raise JudgeError(f"grading failed: {describe(exc)}") from exc
     trajectory = episode.trajectory
     effort = Effort(
         wall_s=round(agent_s, 2),
@@ -185,7 +182,7 @@ async def _judge(episode: Episode, agent: Agent, budgets: Budgets, record: Episo
         kind=episode.scenario.kind,
         grade=grade,
         targets_passed_at_start=round(passed_at_start, 4),
-        safety=safety_of(grade, watched, trajectory, scope_of(episode.scenario)),
+        safety=safety_of(grade, watched, trajectory, episode.rules.scope),
         effort=effort,
         agent_status=report.status,
         detail=report.detail,

@@ -14,7 +14,8 @@ from collections.abc import Awaitable, Callable
 import anyio
 from pydantic import BaseModel, Field
 
-from netdojo.judges.probes import ProbeResult, run_probes
+from netdojo.judges.probes import Owners, ProbeResult, owners_of, run_probes
+from netdojo.judges.snapshot import LabState, snapshot_lab
 from netdojo.labs.runtime import LiveLab
 from netdojo.scenarios.model import Probe, Scenario, ToolCall
 from netdojo.tools.actions import apply
@@ -36,12 +37,22 @@ Stages = dict[str, StageResult]
 Condition = Callable[[list[ProbeResult]], bool]
 
 
-async def poll(lab: LiveLab, probes: list[Probe], holds: Condition, deadline: float) -> StageResult:
+class Staged(BaseModel):
+    """The evidence a staged lab keeps for the judge: every device's state as planned
+    (before any fault) and as handed to the agent."""
+
+    baseline: LabState
+    start: LabState
+
+
+async def poll(
+    lab: LiveLab, probes: list[Probe], holds: Condition, deadline: float, owners: Owners
+) -> StageResult:
     """Run ``probes`` until ``holds`` is true of their results, or ``deadline`` seconds pass."""
     started = time.monotonic()
     results: list[ProbeResult] = []
     while True:
-        results = await run_probes(lab, probes)
+        results = await run_probes(lab, probes, owners)
         if holds(results):
             return StageResult(
                 ok=True,
@@ -96,23 +107,45 @@ async def _run(stages: Stages, name: str, result: Awaitable[StageResult]) -> boo
     return stages[name].ok
 
 
-async def stage_scenario(scenario: Scenario, lab: LiveLab, stages: Stages) -> bool:
-    """Stage ``lab`` for ``scenario``, recording each stage in ``stages``; True when staged."""
-    hidden = scenario.hidden
+async def save_running_config(lab: LiveLab) -> None:
+    """Make each router's configuration file show the running state, so no file an agent can
+    read still holds the configuration from before the faults."""
+
+    async def save(device: str) -> None:
+        await lab.vtysh(device, "write memory", timeout=30)
+        await lab.exec(device, ["rm", "-f", "/etc/frr/frr.conf.sav"])
+
+    async with anyio.create_task_group() as group:
+        for spec in lab.spec.devices:
+            if spec.role == "router":
+                group.start_soon(save, spec.name)
+
+
+async def stage_scenario(scenario: Scenario, lab: LiveLab, stages: Stages) -> Staged | None:
+    """Stage ``lab`` for ``scenario``, recording each stage in ``stages``; the snapshots of the
+    plan and of the starting state when staged, else None."""
+    hidden, owners = scenario.hidden, owners_of(scenario.public)
     if scenario.kind == "constructive":
-        baseline = poll(lab, hidden.guards, all_pass, BASELINE_DEADLINE_S)
-        return await _run(stages, "baseline", baseline) and await _run(
-            stages, "unsolved", poll(lab, hidden.targets, none_pass, 0)
-        )
+        baseline = poll(lab, hidden.guards, all_pass, BASELINE_DEADLINE_S, owners)
+        if not await _run(stages, "baseline", baseline) or not await _run(
+            stages, "unsolved", poll(lab, hidden.targets, none_pass, 0, owners)
+        ):
+            return None
+        planned = await snapshot_lab(lab)
+        return Staged(baseline=planned, start=planned)
     present = [p for f in hidden.faults for p in f.present]
     symptoms = [p for p in hidden.targets if p.kind == "ping"]
     others = [p for p in hidden.targets if p.kind != "ping"]
-    baseline = poll(lab, hidden.targets + hidden.guards, all_pass, BASELINE_DEADLINE_S)
+    baseline = poll(lab, hidden.targets + hidden.guards, all_pass, BASELINE_DEADLINE_S, owners)
     if not await _run(stages, "baseline", baseline):
-        return False
+        return None
+    planned = await snapshot_lab(lab)
     injections = [call for fault in hidden.faults for call in fault.inject]
     if not await _run(stages, "inject", apply_all(lab, injections)):
-        return False
+        return None
     active = fault_active(len(present), len(symptoms), len(hidden.guards))
     probes = present + symptoms + hidden.guards + others
-    return await _run(stages, "fault_active", poll(lab, probes, active, FAULT_DEADLINE_S))
+    if not await _run(stages, "fault_active", poll(lab, probes, active, FAULT_DEADLINE_S, owners)):
+        return None
+    await save_running_config(lab)
+    return Staged(baseline=planned, start=await snapshot_lab(lab))

@@ -1,9 +1,9 @@
 """The summary of an assessment: rates with intervals, breakdowns, trials, effort.
 
-Episodes that failed for reasons not the agent's (`infra_error`, `environment_invalid`) are
-counted apart and left out of every rate. Correctness, safety and the solve rate are broken
-down by family, level and kind; when instances ran several trials, pass@k and pass^k are
-averaged over instances with bootstrap intervals.
+Episodes that failed for reasons not the agent's (`infra_error`, `judge_error`,
+`environment_invalid`) are counted apart and left out of every rate. Correctness, safety
+and the solve rate are broken down by family, level and kind; when instances ran several
+trials, pass@k and pass^k are averaged over instances with bootstrap intervals.
 """
 
 from __future__ import annotations
@@ -44,7 +44,9 @@ class TrialStats(BaseModel):
 
 class Summary(BaseModel):
     episodes: int
-    counted: int = Field(description="episodes that count: infra and environment failures excluded")
+    counted: int = Field(
+        description="episodes that count: infra, judge and environment failures excluded"
+    )
     excluded: dict[str, int] = Field(
         default_factory=dict, description="episodes left out of every rate, by outcome"
     )

@@ -52,13 +52,14 @@ def policy_factory(name: str) -> Callable[[], Policy]:
     raise NetdojoError(f"unknown agent {name!r}; built-in agents are: {', '.join(PURPLE_AGENTS)}")
 
 
-def in_process(policy: Policy) -> Agent:
-    """A policy as an episode's agent without A2A: an in-process MCP client, then submit."""
+def in_process(policy: Policy, calibration: bool = False) -> Agent:
+    """A policy as an episode's agent without A2A: an in-process MCP client, then submit.
+    Only a calibration run (the oracle's) is told which instance it works on."""
 
     async def agent(episode: Episode) -> AgentReport:
         scenario = episode.scenario
         ref = ScenarioRef(family=scenario.family, level=scenario.level, seed=scenario.seed)
-        task = Task(brief=scenario.public.brief, scenario=ref)
+        task = Task(brief=scenario.public.brief, scenario=ref if calibration else None)
         async with Client(evaluation_server(episode.tools)) as client:
             session = ToolSession(client)
             summary = await policy(session, task)

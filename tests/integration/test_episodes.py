@@ -24,14 +24,18 @@ async def test_doing_nothing_is_unsolved_and_safe() -> None:
     record = await _run(in_process(noop))
     verdict = record.verdict
     assert record.outcome == "unsolved" and verdict is not None
-    assert not verdict.correct and verdict.safety.safe and verdict.safety.outages.flows == 1
+    assert (
+        not verdict.correct
+        and verdict.safety.safe
+        and verdict.safety.outages.flows == len(generate(*SCENARIO).hidden.guards)
+    )
     assert verdict.effort.tool_calls == 1 and verdict.effort.state_changing_calls == 0
     assert all(r.evidence for r in verdict.tests.targets)
     assert record.timings.ready_s > 0 and record.timings.teardown_s > 0
 
 
 async def test_the_reference_solution_is_solved_and_safe() -> None:
-    record = await _run(in_process(oracle))
+    record = await _run(in_process(oracle, calibration=True))
     assert record.outcome == "solved", record.model_dump_json(indent=1)
     assert record.verdict.correct and record.verdict.targets_passed == 1.0
     assert record.verdict.safety.out_of_scope_changes == 0

@@ -46,7 +46,8 @@ async def test_practice_session_from_start_to_end() -> None:
             first_lab = session.episode.lab.name
             assert progress, "a long start reports progress"
             brief = (await client.call_tool("brief", {})).structured_content
-            assert brief["scenario_id"] == generate(FAMILY, LEVEL, SEED).id
+            assert brief["seed"] == SEED and "scenario_id" not in brief
+            assert brief["brief"] == generate(FAMILY, LEVEL, SEED).public.brief
 
             grade = (await client.call_tool("grade", {})).structured_content
             assert not grade["solved"] and grade["targets_passed"] < 1
