@@ -97,18 +97,22 @@ async def _vtysh_json(ctx: ProbeContext, device: str, command: str) -> dict[str,
     return parsed if isinstance(parsed, dict) else {}
 
 
-async def _counters(lab: LiveLab, device: str) -> dict[str, int]:
-    """The device's ICMP and TCP counters from /proc/net/snmp, as ``Proto.Name``."""
-    done = ran(await lab.exec(device, ["cat", "/proc/net/snmp"]), "reading counters")
-    if not done.ok:
-        raise ProbeUnavailable(f"cannot read counters on {device}: {done.stderr.strip()}")
+def parse_counters(snmp: str) -> dict[str, int]:
+    """/proc/net/snmp as ``Proto.Name`` -> value (each protocol has a names and a values line)."""
     counters: dict[str, int] = {}
-    lines = done.stdout.splitlines()
+    lines = snmp.splitlines()
     for names, values in zip(lines[::2], lines[1::2], strict=False):
         proto, _, header = names.partition(":")
         for name, value in zip(header.split(), values.partition(":")[2].split(), strict=False):
             counters[f"{proto}.{name}"] = int(value)
     return counters
+
+
+async def _counters(lab: LiveLab, device: str) -> dict[str, int]:
+    done = ran(await lab.exec(device, ["cat", "/proc/net/snmp"]), "reading counters")
+    if not done.ok:
+        raise ProbeUnavailable(f"cannot read counters on {device}: {done.stderr.strip()}")
+    return parse_counters(done.stdout)
 
 
 async def _witnessed(
