@@ -26,6 +26,7 @@ DYNAMIC_PROTOCOLS = {"kernel", "ospf", "bgp"}
 SNAPSHOT_TIMEOUT_S = 30.0
 SNAPSHOT_MAX_OUTPUT = 1024 * 1024
 _MARK = "@@netdojo-snapshot:"
+_STATUS = "@@netdojo-status:"
 _SECTIONS = (
     ("address", "ip -j address show"),
     ("route", "ip -j route show table all"),
@@ -65,16 +66,23 @@ LabState = dict[str, DeviceState]
 
 def _script(router: bool) -> str:
     sections = [*_SECTIONS, _FRR_SECTION] if router else list(_SECTIONS)
-    return "; ".join(f"echo '{_MARK}{name}'; {command} 2>&1" for name, command in sections)
+    return "; ".join(
+        f"echo '{_MARK}{name}'; {command} 2>&1; echo \"{_STATUS}$?\"" for name, command in sections
+    )
 
 
-def _split(output: str) -> dict[str, str]:
+def _split(device: str, output: str) -> dict[str, str]:
+    """Each section's output; a section whose command failed is an error."""
     parts: dict[str, list[str]] = {}
-    current: list[str] | None = None
+    current: list[str] = []
     for line in output.splitlines():
         if line.startswith(_MARK):
             current = parts.setdefault(line[len(_MARK) :], [])
-        elif current is not None:
+        elif line.startswith(_STATUS):
+            if line != f"{_STATUS}0":
+                name = next((n for n, lines in parts.items() if lines is current), "?")
+                raise SnapshotError(f"{device}: `{name}` failed: {' '.join(current)[:200]}")
+        else:
             current.append(line)
     return {name: "\n".join(lines) for name, lines in parts.items()}
 
@@ -163,7 +171,7 @@ def frr_items(config: str) -> list[str]:
 
 
 def parse_state(device: str, output: str, router: bool) -> DeviceState:
-    parts = _split(output)
+    parts = _split(device, output)
     expected = [name for name, _ in _SECTIONS] + (["frr"] if router else [])
     missing = [name for name in expected if name not in parts]
     if missing:

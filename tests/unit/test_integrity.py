@@ -13,6 +13,7 @@ from netdojo.labs.runtime import ExecResult
 from netdojo.scenarios.families import generate
 
 MARK = "@@netdojo-snapshot:"
+STATUS = "@@netdojo-status:"
 
 
 def _iface(name: str, *cidrs: str, mac: str = "", up: bool = True) -> dict[str, object]:
@@ -46,7 +47,7 @@ def _output(
     }
     if frr is not None:
         sections["frr"] = frr
-    return "\n".join(f"{MARK}{name}\n{text}" for name, text in sections.items())
+    return "\n".join(f"{MARK}{name}\n{text}\n{STATUS}0" for name, text in sections.items())
 
 
 R1 = [_iface("lo"), _iface("eth0", "10.1.0.1/24", mac="aa:00:00:00:00:01")]
@@ -98,6 +99,11 @@ def test_a_snapshot_that_misses_a_section_or_is_not_json_is_an_error() -> None:
     broken = _output([_iface("eth0")]).replace('"ifname"', "ifname")
     with pytest.raises(SnapshotError, match="JSON"):
         parse_state("h1", broken, router=False)
+    failed = _output([_iface("eth0")]).replace(
+        f"[]\n{STATUS}0", f"sh: ip: not found\n{STATUS}127", 1
+    )
+    with pytest.raises(SnapshotError, match="`route` failed: sh: ip: not found"):
+        parse_state("h1", failed, router=False)
     with pytest.raises(SnapshotError, match="incomplete"):
         parse_state("r1", _output([_iface("eth0")], frr="router ospf"), router=True)
 
