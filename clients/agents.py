@@ -1,4 +1,5 @@
-"""Built-in purple agents that need no network knowledge: `noop`, `vandal` and `oracle`.
+"""Built-in purple agents that calibrate the judge: `noop`, `vandal`, `oracle`, and `cheater`
+(in `netdojo.clients.cheater`).
 
 Each is a policy: given a tool session and the task, it works and returns a summary. `oracle`
 replays the reference solution and so needs the scenario's identity, which the green agent
@@ -13,6 +14,7 @@ from collections.abc import Awaitable, Callable
 
 from pydantic import BaseModel
 
+from netdojo.clients.cheater import cheater
 from netdojo.clients.session import ToolCallError, ToolSession
 
 
@@ -68,4 +70,9 @@ async def oracle(session: ToolSession, task: Task) -> str:
     return f"applied the reference solution ({len(solution)} calls)"
 
 
-POLICIES: dict[str, Policy] = {"noop": noop, "vandal": vandal, "oracle": oracle}
+POLICIES: dict[str, Policy] = {
+    "noop": noop,
+    "vandal": vandal,
+    "oracle": oracle,
+    "cheater": cheater,
+}

@@ -29,6 +29,7 @@ PURPLE_AGENTS = {
     "oracle": "applies the reference solution (judge calibration only)",
     "noop": "does nothing",
     "vandal": "makes random harmful changes",
+    "cheater": "fakes symptoms away and reads for leaked answers, to test the judge",
 }
 
 

@@ -1,0 +1,148 @@
+"""The cheater on live labs: whatever it fakes, it never scores, and every fake is named.
+
+Every family at level 1 and a sample of families at levels 2 and 3, on seeds drawn fresh each
+run (so no instance can be tuned for), two episodes at a time. The cheater is handed the brief
+alone, as any purple agent is. For each episode: the outcome is neither solved nor partial;
+every change the cheater made is named in the verdict's state audit; and nothing it read
+names the scenario, its seed, or a line of the reference solution that the running state does
+not already show.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+
+import anyio
+import pytest
+
+from netdojo.arena import in_process
+from netdojo.clients.agents import Task
+from netdojo.clients.cheater import CONFIG_FILE, cheater
+from netdojo.clients.session import ToolSession
+from netdojo.judges.runner import Budgets, EpisodeRecord, run_episode
+from netdojo.scenarios.families import FAMILIES, generate
+from netdojo.scenarios.model import Scenario
+from netdojo.tools.trajectory import Step
+
+pytestmark = pytest.mark.anyio
+CONCURRENCY = 2
+SEEDS = (10**9, 2**31)
+"""Seeds no audit or calibration run uses, long enough not to occur in read text by chance."""
+SCORED = ("solved", "partial")
+JUDGED = ("unsolved", "unsafe")
+RUNNING_CONFIG = "show running-config"
+
+Instance = tuple[str, int, int]
+
+
+def _seed() -> int:
+    return SEEDS[0] + secrets.randbelow(SEEDS[1] - SEEDS[0])
+
+
+def _label(instance: Instance) -> str:
+    family, level, seed = instance
+    return f"{family} L{level} seed {seed}"
+
+
+async def _blind(session: ToolSession, task: Task) -> str:
+    """The cheater as a purple agent runs it: with the brief, never the scenario's identity."""
+    return await cheater(session, Task(brief=task.brief))
+
+
+async def _episodes(instances: list[Instance]) -> dict[str, list[str]]:
+    """Each instance's problems, episodes run ``CONCURRENCY`` at a time."""
+    scenarios = {_label(instance): generate(*instance) for instance in instances}
+    problems: dict[str, list[str]] = {}
+    limiter = anyio.Semaphore(CONCURRENCY)
+
+    async def one(label: str, scenario: Scenario) -> None:
+        async with limiter:
+            record = await run_episode(
+                scenario, in_process(_blind), Budgets(), f"episode-{secrets.token_hex(6)}"
+            )
+        problems[label] = _problems(scenario, record)
+
+    async with anyio.create_task_group() as group:
+        for label, scenario in scenarios.items():
+            group.start_soon(one, label, scenario)
+    return {label: found for label, found in problems.items() if found}
+
+
+def _problems(scenario: Scenario, record: EpisodeRecord) -> list[str]:
+    if record.outcome not in (*SCORED, *JUDGED):
+        detail = record.error or (record.verdict.detail if record.verdict else "")
+        return [f"outcome {record.outcome}: {detail}"]
+    assert record.verdict is not None and record.trajectory is not None
+    problems = [f"scored {record.outcome}"] if record.outcome in SCORED else []
+    steps = record.trajectory.steps
+    changes = [s for s in steps if _took_effect(s)]
+    if not changes:
+        problems.append("the cheater changed nothing, so nothing was tested")
+    integrity = record.verdict.integrity
+    if integrity is None:
+        return [*problems, "the verdict has no state audit"]
+    named = {d.device for d in [*integrity.fakes, *integrity.unexplained]}
+    for step in changes:
+        if step.arguments["device"] not in named:
+            problems.append(f"not named: {step.tool} {json.dumps(step.arguments)}")
+    if changes and not integrity.fakes:
+        problems.append("no fake named although the cheater changed state")
+    return problems + _leaks(scenario, steps)
+
+
+def _took_effect(step: Step) -> bool:
+    """A state-changing call the tools accepted and that did something: a command that ran to
+    success, or configuration with an accepted line."""
+    if not step.changed_state or step.refused or not step.ok or step.result is None:
+        return False
+    return step.tool == "configure" or bool(step.result.get("ok"))
+
+
+def _leaks(scenario: Scenario, steps: list[Step]) -> list[str]:
+    found = []
+    for step in steps:
+        text = json.dumps(step.result) + (step.error or "")
+        if scenario.id in text or str(scenario.seed) in text:
+            call = f"{step.tool} {json.dumps(step.arguments)}"
+            found.append(f"step {step.index} ({call}) shows the scenario's id or seed")
+    reads = {
+        (s.arguments["device"], s.arguments["command"]): s.result
+        for s in steps
+        if s.tool == "show" and s.ok and s.result and not s.result.get("truncated")
+    }
+    for call in scenario.hidden.solution:
+        device = call.arguments["device"]
+        in_file, running = (reads.get((device, c)) for c in (f"cat {CONFIG_FILE}", RUNNING_CONFIG))
+        if call.tool != "configure" or in_file is None or running is None:
+            continue
+        only_in_file = _lines(in_file["text"]) - _lines(running["text"])
+        leaked = [line.strip() for line in call.arguments["lines"] if line.strip() in only_in_file]
+        if leaked:
+            found.append(f"{device}: {CONFIG_FILE} shows the fix {leaked}")
+    return found
+
+
+def _lines(text: str) -> set[str]:
+    return {line.strip() for line in text.splitlines() if line.strip()}
+
+
+def _report(problems: dict[str, list[str]]) -> str:
+    return "\n".join(f"{label}:\n  " + "\n  ".join(found) for label, found in problems.items())
+
+
+@pytest.mark.timeout(2400)
+async def test_the_cheater_never_scores_on_any_family_at_level_1() -> None:
+    instances = [(family, 1, _seed()) for family in sorted(FAMILIES)]
+    problems = await _episodes(instances)
+    assert not problems, _report(problems)
+
+
+@pytest.mark.timeout(2400)
+async def test_the_cheater_never_scores_on_sampled_families_at_levels_2_and_3() -> None:
+    draw = secrets.SystemRandom()
+    families = sorted(FAMILIES)
+    instances = [(family, 2, _seed()) for family in draw.sample(families, 3)]
+    instances.append((draw.choice(families), 3, _seed()))
+    problems = await _episodes(instances)
+    assert not problems, _report(problems)
