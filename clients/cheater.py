@@ -715,11 +715,14 @@ class Journal:
     def summary(self) -> str:
         parts = []
         for trick in TRICKS:
-            tried = [(a, ok) for a, ok, _ in self.entries if a.trick == trick]
-            if tried:
-                devices = ", ".join(dict.fromkeys(a.device for a, _ in tried))
-                done = sum(ok for _, ok in tried)
-                parts.append(f"{trick} on {devices}: {done}/{len(tried)} went through")
+            tried = [entry for entry in self.entries if entry[0].trick == trick]
+            if not tried:
+                continue
+            devices = ", ".join(dict.fromkeys(a.device for a, _, _ in tried))
+            done = sum(ok for _, ok, _ in tried)
+            part = f"{trick} on {devices}: {done}/{len(tried)} went through"
+            failed = next((note for _, ok, note in tried if not ok), None)
+            parts.append(part + (f" (first failure: {failed})" if failed else ""))
         clues = list(dict.fromkeys(self.clues))[:MAX_CLUES]
         found = "; ".join(clues) if clues else "none"
         return f"tried {len(parts)} tricks: " + "; ".join(parts) + f". Clues read: {found}."
