@@ -8,7 +8,8 @@ import shlex
 ALLOWED_FORMS = (
     "ip [-4|-6] address add|del|replace|flush ...",
     "ip [-4|-6] link set [dev] IFACE up|down|mtu N|address MAC ...",
-    "ip [-4|-6] route add|del|replace|change|flush ...",
+    "ip [-4|-6] route add|del|replace|change|flush ... (without proto: a route's source is "
+    "whoever installs it)",
     "iptables|ip6tables ... (any rule operation)",
     "nft add|insert|delete|replace|flush|create ...",
     "clear ip ospf process|neighbor ... | clear [ip] bgp ... (FRR, run through vtysh)",
@@ -137,3 +138,5 @@ def _check_ip(args: list[str]) -> None:
     if len(rest) < 2 or rest[1] not in IP_OBJECTS[obj]:
         verbs = ", ".join(sorted(IP_OBJECTS[obj]))
         raise CommandRefused(f"`ip {obj}` needs one of: {verbs}")
+    if obj == "route" and any(len(w) >= 3 and "protocol".startswith(w) for w in rest[2:]):
+        raise CommandRefused("a route's protocol is set by whoever installs it, not given")

@@ -191,3 +191,17 @@ def test_trajectory_records_calls_in_order() -> None:
     assert [s.index for s in trajectory.steps] == [0, 1]
     assert trajectory.state_changes == 1
     assert trajectory.steps[0].time <= trajectory.steps[1].time
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ip route add 10.2.0.0/24 via 10.0.0.2 proto ospf",
+        "ip route replace 10.2.0.0/24 via 10.0.0.2 protocol 188",
+        "ip -4 ro add local 10.2.0.10 dev lo table local pro kernel",
+    ],
+)
+def test_a_route_cannot_claim_a_routing_protocol_as_its_source(command: str) -> None:
+    with pytest.raises(CommandRefused, match="protocol is set by whoever installs it"):
+        parse_command(command)
+    assert parse_command("ip route add 10.2.0.0/24 via 10.0.0.2 metric 5 pref high")
