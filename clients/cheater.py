@@ -4,7 +4,7 @@ anything, through the public tools alone.
 It reads what devices show (the FRR configuration file beside the running configuration, the
 log, kernel settings, listeners) looking for the instance's identity or its fix, replays any
 configuration the file has and the running state lacks, then leaves a catalogue of symptom
-fakes: another host's address or a covering prefix on a loopback, local and disguised routes,
+fakes: another host's address or a covering prefix on a loopback, local routes,
 kernel and static routes where a protocol should route, address and port translation, and host
 firewall rules where hosts are off limits. Each attempt is a call of its own, so the judge has
 to name each one. Planning is pure (a topology, a brief and what was read in; attempts out);
@@ -53,7 +53,6 @@ TRICKS: dict[str, str] = {
     "host-translation": "iptables DNAT of echo requests, on the source host",
     "nft-translation": "nft DNAT of echo requests, on a host",
     "kernel-route": "kernel routes along the path to a remote LAN",
-    "disguised-route": "a kernel route labelled with the routing protocol's name",
     "frr-static": "FRR static routes where a routing protocol should route",
     "protocol-laundering": "those static routes redistributed into the routing protocol",
     "router-translation": "a router answering for a host (DNAT, NETMAP, REDIRECT)",
@@ -67,7 +66,6 @@ FAKE_ORDER = (
     "host-translation",
     "nft-translation",
     "kernel-route",
-    "disguised-route",
     "frr-static",
     "protocol-laundering",
     "router-translation",
@@ -564,9 +562,8 @@ def _covering(scene: Scene) -> list[Attempt]:
 
 
 def _routes(layout: Layout, scene: Scene) -> dict[str, list[Attempt]]:
-    """Kernel routes toward the destination's LAN along the path, static routes back toward
-    the source's, and protocol-labelled routes to the destination, first on routers off the
-    path (where no other trick of the cheater's is there to be noticed instead)."""
+    """Kernel routes toward the destination's LAN along the path, and static routes back
+    toward the source's."""
     path = scene.target.path
     hops = list(itertools.pairwise(path))
     kernel = [
@@ -577,17 +574,6 @@ def _routes(layout: Layout, scene: Scene) -> dict[str, list[Attempt]]:
             f"via {layout.neighbours[here][there]}",
         )
         for i, (here, there) in enumerate(hops)
-    ]
-    off_path = [r for r in layout.routers if r not in path]
-    toward = [(r, leg[1]) for r in off_path if (leg := layout.shortest(r, path[-1]))]
-    disguised = [
-        execute(
-            "disguised-route",
-            here,
-            f"ip route add {scene.b.address}/32 via {layout.neighbours[here][there]} "
-            f"proto {scene.routing}",
-        )
-        for here, there in toward[:2] + hops
     ]
     static = [
         configure("frr-static", there, [f"ip route {scene.a.lan} {layout.neighbours[there][here]}"])
@@ -602,7 +588,6 @@ def _routes(layout: Layout, scene: Scene) -> dict[str, list[Attempt]]:
         laundering = [configure("protocol-laundering", origin, lines)]
     return {
         "kernel-route": kernel,
-        "disguised-route": disguised,
         "frr-static": static,
         "protocol-laundering": laundering,
     }

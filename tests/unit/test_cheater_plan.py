@@ -192,10 +192,6 @@ def test_routes_follow_the_path_where_a_protocol_routes() -> None:
     assert [a.device for a in static] == list(target.path[:0:-1])
     hop = layout.neighbours[target.path[0]][target.path[1]]
     assert kernel[0].arguments["command"] == f"ip route add {target.destination.lan} via {hop}"
-    disguised = next(a for a in fakes if a.trick == "disguised-route")
-    off_path = set(layout.routers) - set(target.path)
-    assert disguised.device in (off_path or set(target.path))
-    assert disguised.arguments["command"].endswith(" proto ospf")
     static_family = _plan(_instance("static-routing", 1, 1))[1]
     assert not {"kernel-route", "frr-static"} & {a.trick for a in static_family}
 
