@@ -45,6 +45,7 @@ OFFICIAL_IMAGES = ("kathara/frr", "kathara/base", "kathara/quagga")
 STARTUP_DONE = "/tmp/EOS"
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_MAX_OUTPUT = 64 * 1024
+STDERR = 2  # the stream byte of an exec frame that carries standard error
 POLL_S = 0.1
 ENGINE_WAIT_S = 120.0  # how long a teardown waits for an engine that does not answer
 LOCAL_RESOLVER = "printf 'nameserver 127.0.0.1\\n' > /etc/resolv.conf"
@@ -265,14 +266,43 @@ class LiveLab:
         return time.monotonic() - started
 
 
+def _exec_frames(api: Any, exec_id: str) -> Iterator[tuple[int, bytes]]:
+    """Start an exec and yield its (stream, bytes) frames until it ends.
+
+    docker-py's ``exec_start`` reads the raw socket under the HTTP response, so whatever the
+    response's buffer had already taken past the headers (up to 8 KiB of the command's first
+    output, when it comes fast) is lost; this reads through that buffer instead.
+    """
+    response = api._post_json(
+        api._url("/exec/{0}/start", exec_id),
+        headers={"Connection": "Upgrade", "Upgrade": "tcp"},
+        data={"Tty": False, "Detach": False},
+        stream=True,
+    )
+    try:
+        api._raise_for_status(response)
+        reader = response.raw._fp.fp
+        api._disable_socket_timeout(reader.raw)
+        while len(header := reader.read(8)) == 8:
+            size = int.from_bytes(header[4:8], "big")
+            payload = reader.read(size)
+            yield header[0], payload
+            if len(payload) < size:
+                return
+    finally:
+        response.close()
+
+
 def _read_capped(api: Any, exec_id: str, max_output: int) -> tuple[bytes, bytes, bool]:
     out, err = bytearray(), bytearray()
     truncated = False
-    for chunk_out, chunk_err in api.exec_start(exec_id, stream=True, demux=True):
+    for stream, data in _exec_frames(api, exec_id):
         if truncated:
             continue
-        out += chunk_out or b""
-        err += chunk_err or b""
+        if stream == STDERR:
+            err += data
+        else:
+            out += data
         if len(out) + len(err) > max_output:
             truncated = True
             pid = api.exec_inspect(exec_id).get("Pid")
