@@ -1,0 +1,106 @@
+"""Nothing an agent can read names the instance or shows its answer.
+
+Every family is staged as for an episode, with a seed drawn afresh; then everything the read
+allowlist admits is read on every device, with the topology the agent is handed. No text may
+hold the scenario id or the seed, and no line of the reference solution may be shown on a
+device unless its running configuration already shows it.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import anyio
+import pytest
+
+from netdojo.judges.episode import Episode, open_episode
+from netdojo.scenarios.families import FAMILIES, generate
+from netdojo.scenarios.model import Scenario
+
+pytestmark = pytest.mark.anyio
+READS = (
+    "cat /etc/frr/frr.conf",
+    "cat /etc/frr/daemons",
+    "tail -n 500 /var/log/frr/frr.log",
+    "sysctl -a",
+    "ip -d address show",
+    "ip route show table all",
+    "ip rule show",
+    "ip neigh show",
+    "ss -tuanpe",
+    "iptables -S",
+    "iptables -t nat -S",
+    "nft list ruleset",
+)
+FRR_READS = (
+    "show running-config",
+    "show version",
+    "show logging",
+    "show ip route",
+    "show interface",
+    "show ip ospf neighbor",
+    "show bgp summary",
+)
+
+
+async def _texts(episode: Episode) -> dict[str, list[str]]:
+    """Device -> every text a read gave (failed reads give their error, which counts too)."""
+    texts: dict[str, list[str]] = {}
+    for spec in episode.scenario.hidden.lab.devices:
+        reads = READS + (FRR_READS if spec.role == "router" else ())
+        for command in reads:
+            shown = await episode.tools.show(spec.name, command)
+            texts.setdefault(spec.name, []).append(shown.text + (shown.note or ""))
+    return texts
+
+
+def _leaks(scenario: Scenario, texts: dict[str, list[str]], running: dict[str, str]) -> list[str]:
+    found = []
+    for device, outputs in texts.items():
+        for text in outputs:
+            if scenario.id in text:
+                found.append(f"{device}: the scenario id")
+            if f"{scenario.seed}" in text:
+                found.append(f"{device}: the seed")
+    for call in scenario.hidden.solution:
+        if call.tool != "configure":
+            continue
+        device = call.arguments["device"]
+        shown = {line.strip() for line in running.get(device, "").splitlines()}
+        for line in call.arguments["lines"]:
+            line = line.strip()
+            if line in shown or len(line) < 4:
+                continue
+            for text in texts.get(device, []):
+                if line in {t.strip() for t in text.splitlines()}:
+                    found.append(f"{device}: solution line {line!r} not in the running state")
+    return found
+
+
+@pytest.mark.timeout(1200)
+async def test_no_read_names_the_instance_or_shows_its_answer() -> None:
+    leaks: dict[str, list[str]] = {}
+    limit = anyio.Semaphore(2)
+
+    async def one(family: str) -> None:
+        async with limit:
+            scenario = generate(family, 1, 10**9 + secrets.randbelow(10**9))
+            episode = await open_episode(scenario, secrets.token_hex(8))
+            try:
+                texts = await _texts(episode)
+                topology = (await episode.tools.topology()).model_dump_json()
+                texts.setdefault("topology", []).append(topology)
+                running = {
+                    spec.name: (await episode.lab.vtysh(spec.name, "show running-config")).stdout
+                    for spec in scenario.hidden.lab.devices
+                    if spec.role == "router"
+                }
+                leaks[family] = _leaks(scenario, texts, running)
+            finally:
+                await episode.close()
+
+    async with anyio.create_task_group() as group:
+        for family in FAMILIES:
+            group.start_soon(one, family)
+    assert set(leaks) == set(FAMILIES)
+    assert {f: found for f, found in leaks.items() if found} == {}
