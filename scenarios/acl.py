@@ -1,8 +1,12 @@
 """Firewall tasks: a server behind its gateway router's iptables policy, and the faults that
-break the policy in either direction (a needed flow dropped, a forbidden flow allowed, rules in
-the wrong order).
+break the policy in either direction, on any router the flows cross.
 
 The policy: the server's web port is open to every host; its admin port only to the admin host.
+On the gateway (the firewall) the FORWARD chain accepts the web port, accepts the admin port
+from the admin host, drops the admin port, and accepts the rest of the server's LAN. A needed
+flow is blocked by a rule or an nftables table on any hop of its path, or by the admin accept
+moved below the drop; a forbidden flow is let through by the drop gone or mistyped, the drop
+below the LAN accept, the admin rules moved to another hop, or a stray accept above them.
 Hidden tests are TCP connection probes against listeners the server runs from boot.
 """
 
@@ -14,9 +18,10 @@ from dataclasses import dataclass
 from netdojo.labs.spec import LabSpec
 from netdojo.scenarios.constructive import host_pings, untouched
 from netdojo.scenarios.faults import FaultContext, FaultPlan, Injector
-from netdojo.scenarios.forwarding import Impact
-from netdojo.scenarios.model import Fault, HiddenHalf, Probe, execute
+from netdojo.scenarios.forwarding import Course, Forwarding, Impact
+from netdojo.scenarios.model import Fault, HiddenHalf, Probe, ToolCall, execute
 from netdojo.scenarios.network import Network
+from netdojo.scenarios.symptoms import Observation
 
 LISTENER_PATH = "/opt/netdojo/listen.py"
 LISTENER = """import selectors, socket, sys
@@ -52,38 +57,43 @@ class Policy:
     admin_port: int
 
     def rules(self, network: Network) -> list[str]:
+        """The policy as iptables commands, in order."""
         server = network.host_address(self.server)
-        return [
-            f"iptables -A FORWARD -d {server} -p tcp --dport {self.web} -j ACCEPT",
-            self.admin_accept(network, "-A"),
-            self.admin_drop(network, "-A"),
-        ]
+        web = f"FORWARD -d {server} -p tcp --dport {self.web} -j ACCEPT"
+        specs = (web, self.admin_accept(network), self.admin_drop(network))
+        return [f"iptables -A {spec}" for spec in specs]
 
     def clients(self, network: Network) -> list[str]:
         return [h for h in sorted(network.lans) if h != self.server]
 
-    def web_client(self, ctx: FaultContext) -> str | None:
-        """A client whose web flow no other fault touches yet."""
-        client = ctx.rng.choice(self.clients(ctx.network))
-        return client if ctx.take(f"acl:web:{client}") else None
+    def outsiders(self, network: Network) -> list[str]:
+        """Clients the policy keeps off the admin port."""
+        return [h for h in self.clients(network) if h != self.admin]
 
-    def admin_accept(self, network: Network, action: str) -> str:
+    def lan_accept(self, network: Network) -> str:
+        """The rule that ends the firewall's chain: the rest of the server's LAN is open."""
+        return f"FORWARD -d {network.lans[self.server]} -j ACCEPT"
+
+    def admin_accept(self, network: Network) -> str:
         server, admin = network.host_address(self.server), network.host_address(self.admin)
-        flow = f"-s {admin} -d {server} -p tcp --dport {self.admin_port}"
-        return f"iptables {action} FORWARD {flow} -j ACCEPT"
+        return f"FORWARD -s {admin} -d {server} -p tcp --dport {self.admin_port} -j ACCEPT"
 
-    def admin_drop(self, network: Network, action: str) -> str:
+    def admin_drop(self, network: Network) -> str:
         server = network.host_address(self.server)
-        return f"iptables {action} FORWARD -d {server} -p tcp --dport {self.admin_port} -j DROP"
+        return f"FORWARD -d {server} -p tcp --dport {self.admin_port} -j DROP"
 
 
 def choose_policy(network: Network, rng: random.Random) -> Policy:
+    """A server, its admin host, ports, and the firewall: a router that every client's
+    traffic to the server crosses (the server's gateway, or one on the way to it)."""
     hosts = sorted(network.lans)
     server, admin = rng.sample(hosts, 2)
+    found = Forwarding(network, "ospf").courses(Impact())
+    crossed = [set(path) for c in hosts if c != server for path in found[c, server].paths]
     return Policy(
         server=server,
         admin=admin,
-        firewall=network.router_of(server),
+        firewall=rng.choice(sorted(set.intersection(*crossed))),
         web=rng.choice(WEB_PORTS),
         admin_port=rng.choice(ADMIN_PORTS),
     )
@@ -119,15 +129,23 @@ def install_listener(lab: LabSpec, policy: Policy) -> None:
 
 
 def install_policy(lab: LabSpec, network: Network, policy: Policy) -> None:
-    """The listener on the server and the policy's rules on its gateway router, at boot."""
+    """The listener on the server, and the policy's rules and the accept of the rest of the
+    server's LAN on its gateway router, at boot."""
     install_listener(lab, policy)
-    lab.device(policy.firewall).startup.extend(policy.rules(network))
+    firewall = lab.device(policy.firewall).startup
+    firewall.extend([*policy.rules(network), f"iptables -A {policy.lan_accept(network)}"])
 
 
 BUILD_INTENTS = (
     "Implement this access policy in the network.",
     "The network has no filtering yet. Enforce the following policy on the routers.",
     "Security asks for the access policy below to be enforced in the network.",
+)
+ROUTING_KEPT = (
+    "Routing stays with OSPF as it runs today: add no static or kernel routes and no NAT.",
+    "OSPF carries the routes and must keep doing so: no static routes, kernel routes or "
+    "address translation.",
+    "Use OSPF for routing, as now; static routes, kernel routes and NAT are not allowed.",
 )
 BUILD_RULES = (
     "Enforce it on the routers, not on the hosts: leave every host's addressing and routes alone.",
@@ -151,7 +169,11 @@ def firewall_task(
         guards=[p for p in matrix if p.params["expect"]] + pings,
         adherence=[untouched(network, host) for host in sorted(network.lans)],
     )
-    rules = [policy_text(network, policy, rng), rng.choice(BUILD_RULES)]
+    rules = [
+        policy_text(network, policy, rng),
+        rng.choice(BUILD_RULES),
+        rng.choice(ROUTING_KEPT),
+    ]
     brief = f"{rng.choice(BUILD_INTENTS)} {' '.join(rules)} Submit when it is in place."
     return hidden, brief, rules
 
@@ -162,51 +184,50 @@ def policy_text(network: Network, policy: Policy, rng: random.Random) -> str:
     )
 
 
-BLOCKED_FORMS = (
-    "{client} cannot open TCP port {port} on {server} ({address})",
-    "connections from {client} to {server}:{port} time out",
-    "{client} reports that TCP/{port} on {server} is unreachable",
-)
-OPEN_FORMS = (
-    "a security scan shows {client} can open TCP port {port} on {server}, against policy",
-    "{client} is able to connect to {server} on TCP {port}, which the policy forbids",
-    "audit finding: TCP/{port} on {server} ({address}) answers {client}",
-)
+Flow = tuple[str, int]  # (client, port)
 
 
-def _symptom(network: Network, healthy: Probe, rng: random.Random) -> str:
-    forms = BLOCKED_FORMS if healthy.params["expect"] else OPEN_FORMS
-    server = next(h for h in network.lans if network.host_address(h) == healthy.params["target"])
-    return rng.choice(forms).format(
-        client=healthy.device,
-        server=server,
-        port=healthy.params["port"],
-        address=healthy.params["target"],
-    )
+Paths = dict[str, Course]  # client -> where its traffic to the server goes
+
+
+def _on_every_path(paths: Paths, client: str) -> list[str]:
+    """The routers on every path the client's traffic to the server may take."""
+    return sorted(set.intersection(*(set(path) for path in paths[client].paths)))
+
+
+def _blocked(policy: Policy, client: str, port: int) -> Observation:
+    return Observation("blocked", (client, policy.server), port)
+
+
+def _open(policy: Policy, client: str) -> Observation:
+    return Observation("open", (client, policy.server), policy.admin_port)
 
 
 def _plan(
     type_: str,
     device: str,
-    inject: list[str],
-    fix: list[str],
-    healthy: Probe,
+    inject: list[ToolCall],
+    fix: list[ToolCall],
+    flows: set[Observation],
     ctx: FaultContext,
-    also_healthy: tuple[Probe, ...] = (),
+    policy: Policy,
 ) -> FaultPlan:
-    present = _flip(healthy)
+    healthy = [
+        tcp_probe(ctx.network, flow.hosts[0], policy, flow.port, flow.kind == "blocked")
+        for flow in sorted(flows)
+    ]
     return FaultPlan(
         Fault(
             type=type_,
             device=device,
-            params={"flow": healthy.description},
-            inject=[execute(device, line) for line in inject],
-            fix=[execute(device, line) for line in fix],
-            present=[present],
+            params={"flows": [probe.description for probe in healthy]},
+            inject=inject,
+            fix=fix,
+            present=[_flip(probe) for probe in healthy],
         ),
         Impact(),
-        [healthy, *also_healthy],
-        _symptom(ctx.network, healthy, ctx.rng),
+        healthy,
+        frozenset(flows),
     )
 
 
@@ -216,109 +237,204 @@ def _flip(probe: Probe) -> Probe:
     )
 
 
-def needed_flow_dropped(policy: Policy) -> Injector:
+def _permitted_flow(ctx: FaultContext, policy: Policy) -> Flow:
+    """A flow the policy allows (another fault may block it too, elsewhere)."""
+    flows = [(c, policy.web) for c in policy.clients(ctx.network)]
+    flows.append((policy.admin, policy.admin_port))
+    return ctx.rng.choice(flows)
+
+
+def _iptables(device: str, *lines: str) -> list[ToolCall]:
+    return [execute(device, f"iptables {line}") for line in lines]
+
+
+def needed_flow_dropped(policy: Policy, paths: Paths) -> Injector:
+    """A rule on a router of the flow's path drops or rejects a flow the policy allows."""
+
     def injector(ctx: FaultContext) -> FaultPlan | None:
         network = ctx.network
-        if not (client := policy.web_client(ctx)):
+        client, port = _permitted_flow(ctx, policy)
+        router = ctx.rng.choice(_on_every_path(paths, client))
+        if not ctx.take(f"acl:rule:{router}:{client}:{port}"):
             return None
-        router = ctx.rng.choice(sorted({policy.firewall, network.router_of(client)}))
-        source, target = network.host_address(client), network.host_address(policy.server)
-        rule = f"FORWARD -s {source} -d {target} -p tcp --dport {policy.web} -j DROP"
-        healthy = tcp_probe(network, client, policy, policy.web, True)
+        source = ctx.rng.choice((network.host_address(client), network.lans[client]))
+        target = ctx.rng.choice((network.host_address(policy.server), network.lans[policy.server]))
+        verdict = ctx.rng.choice(("DROP", "REJECT"))
+        rule = f"FORWARD -s {source} -d {target} -p tcp --dport {port} -j {verdict}"
         return _plan(
             "acl.needed_flow_dropped",
             router,
-            [f"iptables -I {rule}"],
-            [f"iptables -D {rule}"],
-            healthy,
+            _iptables(router, f"-I {rule}"),
+            _iptables(router, f"-D {rule}"),
+            {_blocked(policy, client, port)},
             ctx,
+            policy,
         )
 
     return injector
 
 
-def forbidden_flow_allowed(policy: Policy) -> Injector:
-    def injector(ctx: FaultContext) -> FaultPlan | None:
-        network = ctx.network
-        others = [h for h in sorted(network.lans) if h not in (policy.server, policy.admin)]
-        if not others or not ctx.take("acl:admin"):
-            return None
-        client = ctx.rng.choice(others)
-        healthy = tcp_probe(network, client, policy, policy.admin_port, False)
-        # Without the DROP every non-admin client reaches the admin port, not only the one named.
-        rest = tuple(
-            tcp_probe(network, other, policy, policy.admin_port, False)
-            for other in others
-            if other != client
-        )
-        return _plan(
-            "acl.forbidden_flow_allowed",
-            policy.firewall,
-            [policy.admin_drop(network, "-D")],
-            [policy.admin_drop(network, "-A")],
-            healthy,
-            ctx,
-            rest,
-        )
-
-    return injector
-
-
-def rule_order(policy: Policy) -> Injector:
-    def injector(ctx: FaultContext) -> FaultPlan | None:
-        if not ctx.take("acl:admin"):
-            return None
-        network = ctx.network
-        healthy = tcp_probe(network, policy.admin, policy, policy.admin_port, True)
-        return _plan(
-            "acl.rule_order",
-            policy.firewall,
-            [policy.admin_accept(network, "-D"), policy.admin_accept(network, "-A")],
-            [policy.admin_accept(network, "-D"), policy.admin_accept(network, "-I")],
-            healthy,
-            ctx,
-        )
-
-    return injector
-
-
-def nft_drop(policy: Policy) -> Injector:
-    """An nftables table, beside the iptables policy, drops a flow the policy allows."""
+def nft_drop(policy: Policy, paths: Paths) -> Injector:
+    """An nftables table, beside iptables, drops a flow the policy allows on a router of its
+    path."""
 
     def injector(ctx: FaultContext) -> FaultPlan | None:
         network = ctx.network
         # One per instance: two would share a table name and one fix would undo both.
-        if not ctx.take("acl:nft") or not (client := policy.web_client(ctx)):
+        if not ctx.take("acl:nft"):
             return None
-        table = ctx.rng.choice(("filter2", "hardening", "tmp"))
+        client, port = _permitted_flow(ctx, policy)
+        router = ctx.rng.choice(_on_every_path(paths, client))
+        table = ctx.rng.choice(("filter2", "hardening", "tmp", "extra", "quarantine"))
         source, target = network.host_address(client), network.host_address(policy.server)
         chain = "{ type filter hook forward priority 10 ; }"
-        healthy = tcp_probe(network, client, policy, policy.web, True)
-        return _plan(
-            "acl.nft_drop",
-            policy.firewall,
-            [
-                f"nft add table ip {table}",
-                f"nft add chain ip {table} forward '{chain}'",
+        inject = [
+            execute(router, f"nft add table ip {table}"),
+            execute(router, f"nft add chain ip {table} forward '{chain}'"),
+            execute(
+                router,
                 f"nft add rule ip {table} forward ip saddr {source} ip daddr {target} "
-                f"tcp dport {policy.web} drop",
-            ],
-            [f"nft delete table ip {table}"],
-            healthy,
-            ctx,
-        )
+                f"tcp dport {port} drop",
+            ),
+        ]
+        fix = [execute(router, f"nft delete table ip {table}")]
+        flows = {_blocked(policy, client, port)}
+        return _plan("acl.nft_drop", router, inject, fix, flows, ctx, policy)
 
     return injector
 
 
-ACL_TYPES = (
-    "acl.needed_flow_dropped",
-    "acl.forbidden_flow_allowed",
-    "acl.rule_order",
-    "acl.nft_drop",
-)
+def rule_order(policy: Policy, _paths: Paths) -> Injector:
+    """On the firewall, the admin accept below the drop (the admin host is blocked), or the
+    drop below the accept of the server's LAN (every other client gets in)."""
+
+    def injector(ctx: FaultContext) -> FaultPlan | None:
+        network, firewall = ctx.network, policy.firewall
+        outsiders = policy.outsiders(network)
+        if outsiders and ctx.rng.random() < 0.5:
+            if not ctx.take("acl:admin"):
+                return None
+            drop, lan = policy.admin_drop(network), policy.lan_accept(network)
+            inject = _iptables(firewall, f"-D {drop}", f"-A {drop}")
+            fix = _iptables(firewall, f"-D {lan}", f"-A {lan}")
+            flows = {_open(policy, c) for c in outsiders}
+        else:
+            if not ctx.take("acl:admin"):
+                return None
+            accept = policy.admin_accept(network)
+            inject = _iptables(firewall, f"-D {accept}", f"-A {accept}")
+            fix = _iptables(firewall, f"-D {accept}", f"-I {accept}")
+            flows = {_blocked(policy, policy.admin, policy.admin_port)}
+        return _plan("acl.rule_order", firewall, inject, fix, flows, ctx, policy)
+
+    return injector
 
 
-def acl_injectors(policy: Policy) -> dict[str, Injector]:
-    makers = (needed_flow_dropped, forbidden_flow_allowed, rule_order, nft_drop)
-    return {name: make(policy) for name, make in zip(ACL_TYPES, makers, strict=True)}
+def _restore(network: Network, policy: Policy, *specs: str) -> list[str]:
+    """Rules appended back in their place: above the accept of the server's LAN, which ends
+    the chain."""
+    lan = policy.lan_accept(network)
+    return [f"-D {lan}", *(f"-A {spec}" for spec in specs), f"-A {lan}"]
+
+
+def forbidden_flow_allowed(policy: Policy, _paths: Paths) -> Injector:
+    """The firewall's drop of the admin port is gone, or mistyped (another port or address)."""
+
+    def injector(ctx: FaultContext) -> FaultPlan | None:
+        network, firewall = ctx.network, policy.firewall
+        outsiders = policy.outsiders(network)
+        if not outsiders or not ctx.take("acl:admin"):
+            return None
+        drop = policy.admin_drop(network)
+        inject = _iptables(firewall, f"-D {drop}")
+        fix = _iptables(firewall, *_restore(network, policy, drop))
+        typo = ctx.rng.choice(("", "port", "address"))
+        if typo:
+            server = network.host_address(policy.server)
+            wrong = (
+                f"-d {server} -p tcp --dport {policy.admin_port + 1}"
+                if typo == "port"
+                else f"-d {_neighbour_address(server)} -p tcp --dport {policy.admin_port}"
+            )
+            inject += _iptables(firewall, f"-A FORWARD {wrong} -j DROP")
+            fix = [*_iptables(firewall, f"-D FORWARD {wrong} -j DROP"), *fix]
+        flows = {_open(policy, c) for c in outsiders}
+        return _plan("acl.forbidden_flow_allowed", firewall, inject, fix, flows, ctx, policy)
+
+    return injector
+
+
+def _neighbour_address(address: str) -> str:
+    head, last = address.rsplit(".", 1)
+    return f"{head}.{int(last) + 1}"
+
+
+def rule_wrong_hop(policy: Policy, paths: Paths) -> Injector:
+    """The admin accept and drop sit on a neighbour of the firewall instead: clients whose
+    traffic avoids that router reach the admin port."""
+
+    def injector(ctx: FaultContext) -> FaultPlan | None:
+        network, firewall = ctx.network, policy.firewall
+        outsiders = policy.outsiders(network)
+        neighbours = sorted(
+            i.peer for i in network.node(firewall).ifaces if network.node(i.peer).role == "router"
+        )
+        ctx.rng.shuffle(neighbours)
+        for router in neighbours:
+            crossing = {c: {router in path for path in paths[c].paths} for c in outsiders}
+            passing = [c for c in outsiders if crossing[c] == {True}]
+            if len(passing) == len(outsiders) or any(len(x) > 1 for x in crossing.values()):
+                continue  # no client gets round it, or one only on some of its paths
+            if not ctx.take("acl:admin"):
+                return None
+            accept, drop = policy.admin_accept(network), policy.admin_drop(network)
+            inject = [
+                *_iptables(firewall, f"-D {accept}", f"-D {drop}"),
+                *_iptables(router, f"-I {drop}", f"-I {accept}"),
+            ]
+            fix = [
+                *_iptables(router, f"-D {accept}", f"-D {drop}"),
+                *_iptables(firewall, *_restore(network, policy, accept, drop)),
+            ]
+            flows = {_open(policy, c) for c in outsiders if c not in passing}
+            return _plan("acl.rule_wrong_hop", router, inject, fix, flows, ctx, policy)
+        return None
+
+    return injector
+
+
+def stray_accept(policy: Policy, _paths: Paths) -> Injector:
+    """An accept for one client above the firewall's policy rules lets it reach the admin port."""
+
+    def injector(ctx: FaultContext) -> FaultPlan | None:
+        network, firewall = ctx.network, policy.firewall
+        outsiders = policy.outsiders(network)
+        if not outsiders or not ctx.take("acl:admin"):
+            return None
+        client = ctx.rng.choice(outsiders)
+        source = ctx.rng.choice((network.host_address(client), network.lans[client]))
+        server = network.host_address(policy.server)
+        match = ctx.rng.choice(("", f" -p tcp --dport {policy.admin_port}", " -p tcp"))
+        rule = f"FORWARD -s {source} -d {server}{match} -j ACCEPT"
+        flows = {_open(policy, client)}
+        inject, fix = _iptables(firewall, f"-I {rule}"), _iptables(firewall, f"-D {rule}")
+        return _plan("acl.stray_accept", firewall, inject, fix, flows, ctx, policy)
+
+    return injector
+
+
+ACL_MAKERS = {
+    "acl.needed_flow_dropped": needed_flow_dropped,
+    "acl.forbidden_flow_allowed": forbidden_flow_allowed,
+    "acl.rule_order": rule_order,
+    "acl.nft_drop": nft_drop,
+    "acl.rule_wrong_hop": rule_wrong_hop,
+    "acl.stray_accept": stray_accept,
+}
+ACL_TYPES = tuple(ACL_MAKERS)
+
+
+def acl_injectors(policy: Policy, network: Network) -> dict[str, Injector]:
+    found = Forwarding(network, "ospf").courses(Impact())
+    paths = {client: found[client, policy.server] for client in policy.clients(network)}
+    return {name: make(policy, paths) for name, make in ACL_MAKERS.items()}

@@ -111,9 +111,6 @@ class ExitChoice(NamedTuple):
     intended: str
     other: str
 
-    def report(self) -> str:
-        return f"traffic from {self.origin} to {self.host} takes a longer path than intended"
-
 
 def exit_choice(ctx: FaultContext, slack: int) -> ExitChoice | None:
     """A site pair whose traffic can be steered at its source router.
@@ -163,7 +160,13 @@ def bgp_head(network: Network, router: str) -> list[str]:
 
 
 def _steering_plan(
-    ctx: FaultContext, tag: str, device: str, neighbour: str, setting: str, choice: ExitChoice
+    ctx: FaultContext,
+    tag: str,
+    device: str,
+    neighbour: str,
+    setting: str,
+    choice: ExitChoice,
+    impact: Impact,
 ) -> FaultPlan:
     """A route-map that applies ``setting`` to the chosen LAN, attached on ``device`` to its
     session with ``neighbour`` (``in`` at the source, ``out`` elsewhere)."""
@@ -183,9 +186,8 @@ def _steering_plan(
             fix=[configure(device, *head, f"no {applied}")],
             present=[route_probe(tag, source, prefix, False, via=via)],
         ),
-        Impact(),
+        impact,
         [route_probe(tag, source, prefix, True, via=via)],
-        choice.report(),
     )
 
 
@@ -200,7 +202,8 @@ def local_pref_steering(ctx: FaultContext) -> FaultPlan | None:
     if ctx.routing != "bgp" or not (picked := exit_choice(ctx, slack=LOCAL_PREF_SLACK)):
         return None
     tag = "bgp.local_pref_steering"
-    return _steering_plan(ctx, tag, picked.source, picked.other, LOCAL_PREF, picked)
+    impact = Impact(preferred={picked.source: {picked.host: picked.other}})
+    return _steering_plan(ctx, tag, picked.source, picked.other, LOCAL_PREF, picked, impact)
 
 
 def as_path_prepend_steering(ctx: FaultContext) -> FaultPlan | None:
@@ -210,7 +213,8 @@ def as_path_prepend_steering(ctx: FaultContext) -> FaultPlan | None:
     asn = ctx.network.node(picked.intended).asn
     setting = f"set as-path prepend {' '.join([str(asn)] * PREPENDS)}"
     tag = "bgp.as_path_prepend_steering"
-    return _steering_plan(ctx, tag, picked.intended, picked.source, setting, picked)
+    impact = Impact(prepends={(picked.intended, picked.source, picked.host): PREPENDS})
+    return _steering_plan(ctx, tag, picked.intended, picked.source, setting, picked, impact)
 
 
 BGP_CONTROL_INJECTORS: dict[str, Injector] = {

@@ -1,13 +1,17 @@
 """Briefs in many surface forms: the facts stay exact, the wording, order and format vary.
 
-A reactive brief reports symptoms (which hosts cannot reach which, adjacencies that are
-missing) and the goal; it never names a fault type or where it is.
+A reactive brief reports some of the observations a fault set makes true (hosts that cannot
+reach each other, a host cut off, a flow on a detour, router links carrying no routing, a
+firewall policy not enforced as written) and the goal; many fault types and places give each
+observation, and it never names a fault type or where it is. The constraints say how the
+network must be repaired: through its own routing, not around it.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+
+from netdojo.scenarios.symptoms import Observation
 
 OPENERS = (
     "Users are complaining.",
@@ -32,17 +36,62 @@ ISOLATION_FORMS = (
     "{a} seems cut off from the rest of the network",
     "nothing answers {a} ({aa}) from the other sites",
 )
-ADJACENCY_FORMS = (
-    "the routers report {n} fewer OSPF adjacencies than the design calls for",
-    "{n} router-to-router OSPF adjacenc{ies} expected by the design {is_are} not up",
-    "the OSPF neighbour count is {n} short of what it should be",
+DETOUR_FORMS = (
+    "traffic from {a} to {b} takes a longer path than the design intends",
+    "a traceroute from {a} to {b} ({ba}) shows more hops than it should",
+    "{a} still reaches {b}, but over a detour",
+    "latency from {a} to {b} went up: packets go the long way round",
 )
-GOALS = (
+QUIET_FORMS = (
+    "the routing no longer uses every router-to-router link the design has",
+    "monitoring shows links between routers that carry no routing, though the design uses all",
+    "some router-to-router links sit idle that the design expects to be in use",
+)
+LOST_FORMS = {
+    "ospf": (
+        "the routers report fewer OSPF adjacencies than the design calls for",
+        "some OSPF adjacencies expected by the design are not up",
+        "the OSPF neighbour count is short of what it should be",
+    ),
+    "bgp": (
+        "the routers report fewer Established BGP sessions than the design calls for",
+        "some BGP sessions expected by the design are down",
+        "the BGP peer count is short of what it should be",
+    ),
+}
+BLOCKED_FORMS = (
+    "{client} cannot open TCP port {port} on {server} ({address})",
+    "connections from {client} to {server}:{port} time out",
+    "{client} reports that TCP/{port} on {server} is unreachable",
+)
+OPEN_FORMS = (
+    "a security scan shows {client} can open TCP port {port} on {server}, against policy",
+    "{client} is able to connect to {server} on TCP {port}, which the policy forbids",
+    "audit finding: TCP/{port} on {server} ({address}) answers {client}",
+)
+POLICY_FORMS = (
+    "{client}'s access to {server} does not match the policy",
+    "an audit of the firewall policy for {server} flags the traffic from {client}",
+    "what {client} can reach on {server} ({address}) is not what the policy says",
+)
+CONNECTIVITY_GOALS = (
     "Restore full connectivity between all hosts.",
     "Make every host reachable from every other host again.",
     "Bring the network back to its intended, fully working state.",
     "Find the cause and repair it so that all hosts can talk to each other.",
     "Fix it: the network must be healthy again with all hosts reachable.",
+)
+DESIGN_GOALS = (
+    "Bring the network back to its intended, fully working state.",
+    "Find the cause and put the network back the way it was designed.",
+    "Fix it: routing and filtering must work as designed again.",
+    "Repair it so that the network behaves as its design says.",
+)
+MORE = (
+    "These are the reports so far; there may be more.",
+    "The list may not be complete.",
+    "",
+    "",
 )
 CAREFUL = (
     "Do not break anything that works today.",
@@ -50,46 +99,91 @@ CAREFUL = (
     "Avoid collateral damage: leave working parts alone.",
 )
 CLOSERS = ("Call submit when you are done.", "Submit when finished.", "Submit once it is fixed.")
+ROUTING_RULES = {
+    "ospf": (
+        "Reachability must come back through OSPF itself: no static or kernel routes, no "
+        "borrowed addresses, no NAT.",
+        "Repair the cause: every remote prefix must be learnt through OSPF, not through static "
+        "routes, kernel routes, address tricks or translation.",
+        "Do not paper over the fault: routes between sites come from OSPF only (no static or "
+        "kernel routes, no extra addresses, no NAT).",
+    ),
+    "bgp": (
+        "Reachability must come back through BGP itself: no static or kernel routes, no "
+        "borrowed addresses, no NAT.",
+        "Repair the cause: every remote prefix must be learnt through BGP, not through static "
+        "routes, kernel routes, address tricks or translation.",
+        "Do not paper over the fault: routes between sites come from BGP only (no static or "
+        "kernel routes, no extra addresses, no NAT).",
+    ),
+    "ibgp": (
+        "Reachability must come back through the network's own routing: BGP for the sites, "
+        "over the OSPF underlay; no static or kernel routes, no borrowed addresses, no NAT.",
+        "Repair the cause: remote sites must be learnt through BGP (iBGP inside the core, over "
+        "OSPF), not through static routes, kernel routes, address tricks or translation.",
+        "Do not paper over the fault: routes between sites come from iBGP/eBGP over the OSPF "
+        "underlay only (no static or kernel routes, no extra addresses, no NAT).",
+    ),
+    "static": (
+        "Repair the static routes and links themselves: no address translation, no addresses "
+        "borrowed from other devices.",
+        "Routing here is static by design: fix it with the routers' own static routes and "
+        "interfaces, without NAT or address tricks.",
+    ),
+    "hosts": (
+        "Fix each host in its own settings (address, mask, gateway); the routers keep running "
+        "OSPF, with no static or kernel routes, proxy ARP or NAT added to cover for a host.",
+        "Repair hosts through their own address, mask and gateway; routing stays with OSPF: no "
+        "static routes, kernel routes, proxying or translation on the routers.",
+        "The cure belongs in the hosts' own settings (address, mask, gateway) or the routers' "
+        "interfaces, with OSPF as it is: never static or kernel routes, answering on a host's "
+        "behalf, or NAT.",
+    ),
+}
 
 
-@dataclass(frozen=True)
-class Symptoms:
-    broken_pairs: list[tuple[str, str]]  # unordered pairs, sorted
-    isolated: list[str]  # hosts that reach no other host
-    missing_adjacencies: int
-    addresses: dict[str, str]  # host -> address
-    reports: list[str] = field(default_factory=list)  # symptoms already in words
+def routing_rule(rules: str, rng: random.Random) -> str:
+    return rng.choice(ROUTING_RULES[rules])
 
 
-def _pair_lines(symptoms: Symptoms, rng: random.Random) -> list[str]:
-    lines = []
-    isolated = set(symptoms.isolated)
-    for host in symptoms.isolated:
-        form = rng.choice(ISOLATION_FORMS)
-        lines.append(form.format(a=host, aa=symptoms.addresses[host]))
-    for a, b in symptoms.broken_pairs:
-        if a in isolated or b in isolated:
-            continue
-        if rng.random() < 0.5:
-            a, b = b, a
+def _line(seen: Observation, routing: str, addresses: dict[str, str], rng: random.Random) -> str:
+    hosts = seen.hosts
+    if seen.kind == "broken":
+        a, b = hosts if rng.random() < 0.5 else hosts[::-1]
         form = rng.choice(PAIR_FORMS)
-        lines.append(form.format(a=a, b=b, aa=symptoms.addresses[a], ba=symptoms.addresses[b]))
-    lines.extend(symptoms.reports)
-    if symptoms.missing_adjacencies:
-        n = symptoms.missing_adjacencies
-        form = rng.choice(ADJACENCY_FORMS)
-        plural = n != 1
-        lines.append(
-            form.format(n=n, ies="ies" if plural else "y", is_are="are" if plural else "is")
-        )
+        return form.format(a=a, b=b, aa=addresses[a], ba=addresses[b])
+    if seen.kind == "isolated":
+        return rng.choice(ISOLATION_FORMS).format(a=hosts[0], aa=addresses[hosts[0]])
+    if seen.kind == "detour":
+        a, b = hosts
+        return rng.choice(DETOUR_FORMS).format(a=a, b=b, ba=addresses[b])
+    if seen.kind == "quiet":
+        forms = QUIET_FORMS + (LOST_FORMS.get(routing, ()) if seen.lost else ())
+        return rng.choice(forms)
+    client, server = hosts
+    forms = BLOCKED_FORMS if seen.kind == "blocked" else OPEN_FORMS
+    if rng.random() < 0.5:
+        forms = POLICY_FORMS
+    return rng.choice(forms).format(
+        client=client, server=server, port=seen.port, address=addresses[server]
+    )
+
+
+def reactive_brief(
+    observations: list[Observation],
+    routing: str,
+    addresses: dict[str, str],
+    constraints: list[str],
+    rng: random.Random,
+) -> str:
+    lines = [_line(seen, routing, addresses, rng) for seen in observations]
     rng.shuffle(lines)
-    return lines
-
-
-def reactive_brief(symptoms: Symptoms, constraints: list[str], rng: random.Random) -> str:
-    lines = _pair_lines(symptoms, rng)
     style = rng.choice(("prose", "bullets", "ticket", "chat"))
-    opener, goal = rng.choice(OPENERS), rng.choice(GOALS)
+    reachability = any(seen.kind in ("broken", "isolated") for seen in observations)
+    opener = rng.choice(OPENERS)
+    goal = rng.choice(CONNECTIVITY_GOALS if reachability else DESIGN_GOALS)
+    more = rng.choice(MORE)
+    goal = f"{more} {goal}" if more else goal
     rules = [rng.choice(CAREFUL), *constraints]
     closer = rng.choice(CLOSERS)
     if style == "prose":

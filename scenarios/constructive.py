@@ -25,6 +25,7 @@ from netdojo.scenarios.network import (
     ospf_lines,
     render_lab,
     static_lines,
+    static_routes,
 )
 from netdojo.scenarios.path_intent import (
     choose_path,
@@ -68,19 +69,19 @@ INTENTS = {
 }
 PROTOCOL_RULES = {
     "static": (
-        "Do not run any dynamic routing protocol.",
-        "Static routes only: no OSPF, no BGP.",
-        "No dynamic routing, please.",
+        "Use static routes only: no dynamic routing protocol, no NAT.",
+        "Static routes only, configured on the routers: no dynamic routing, no address tricks.",
+        "Routing must come from static routes on the routers; nothing dynamic, no translation.",
     ),
     "bgp": (
-        "Use BGP only: no static routes, no OSPF.",
-        "Routing must come from BGP; static routes and OSPF are not allowed.",
-        "No static routes and no IGP: BGP only.",
+        "Use BGP only: no static or kernel routes, no OSPF, no NAT.",
+        "Routing must come from BGP; static routes, kernel routes and OSPF are not allowed.",
+        "No static or kernel routes and no IGP: use BGP only.",
     ),
     "ospf": (
-        "Use OSPF only; do not add static routes.",
-        "No static routes: routing must come from OSPF.",
-        "Static routes are not allowed for this task.",
+        "Use OSPF only; do not add static or kernel routes.",
+        "No static routes: routing must come from OSPF, not from kernel routes or NAT either.",
+        "Use OSPF for every route: static routes, kernel routes and NAT are not allowed.",
     ),
 }
 ADDRESS_RULES = (
@@ -150,7 +151,10 @@ def constructive_hidden(
     path, an AS that must not give transit, or an AS's preferred exit towards one site."""
     daemons = {"ospf": {"ospfd"}, "bgp": {"bgpd"}}.get(routing, set())
     lab = render_lab(network, "none", lab_name, daemons=daemons)
-    lines_for = {"ospf": ospf_lines, "bgp": bgp_lines}.get(routing, static_lines)
+    statics = static_routes(network) if routing == "static" else {}
+    lines_for = {"ospf": ospf_lines, "bgp": bgp_lines}.get(
+        routing, lambda _, router: static_lines(statics[router.name])
+    )
     solution = [
         configure(router.name, *lines)
         for router in network.routers

@@ -18,10 +18,10 @@ from netdojo.scenarios.acl import (
     policy_text,
 )
 from netdojo.scenarios.bgp_control import BGP_CONTROL_INJECTORS
-from netdojo.scenarios.briefs import Symptoms, reactive_brief
+from netdojo.scenarios.briefs import reactive_brief, routing_rule
 from netdojo.scenarios.constructive import IntentKind, constructive_hidden, intent_fits
 from netdojo.scenarios.faults import INJECTORS, FaultContext, FaultPlan, Injector, red_herring
-from netdojo.scenarios.forwarding import Impact, reachable_pairs
+from netdojo.scenarios.forwarding import Forwarding, Impact
 from netdojo.scenarios.ibgp import IBGP_INJECTORS, as_ibgp, with_externals
 from netdojo.scenarios.model import (
     DeviceFacts,
@@ -36,11 +36,15 @@ from netdojo.scenarios.model import (
 )
 from netdojo.scenarios.multiarea import MULTIAREA_INJECTORS, plan_areas
 from netdojo.scenarios.network import Network, Routing, plan_network, render_lab
+from netdojo.scenarios.path_intent import traceroute_probe
+from netdojo.scenarios.symptoms import Observation, designed_paths, outlook
 from netdojo.scenarios.topology import Shape, make_topology, router_count
 
 LEVELS = (1, 2, 3)
-REAL_FAULTS_BY_LEVEL = {1: 1, 2: 2, 3: 3}
+REAL_FAULTS_BY_LEVEL = {1: {1: 1, 2: 2}, 2: {1: 1, 2: 3, 3: 3}, 3: {2: 1, 3: 2, 4: 1}}  # weights
+EXTRA_REPORTS = 0.25  # chance that an observation no fault needs for its cover is reported too
 MAX_ATTEMPTS = 200
+TRIES = 6  # draws of each fault type, to find the places it can land
 
 
 class ScenarioError(NetdojoError):
@@ -59,6 +63,7 @@ class Family:
     extra_hosts: int = 0
     areas: bool = False  # multi-area OSPF with redistributed LANs (see scenarios.multiarea)
     intent: IntentKind | None = None  # a policy on top of a build (scenarios.constructive)
+    repair: str | None = None  # how a repair must be made (briefs.ROUTING_RULES); else routing
 
 
 REDUNDANT: dict[int, tuple[Shape, ...]] = {
@@ -135,6 +140,7 @@ FAMILIES: dict[str, Family] = {
                 "ospf.cost_steering",
                 "static.blackhole",
                 "static.more_specific_hijack",
+                "static.route_override",
                 "iface.lan_wrong_mask",
             ),
             REDUNDANT,
@@ -221,8 +227,10 @@ FAMILIES: dict[str, Family] = {
             "ospf",
             ACL_TYPES,
             REDUNDANT,
-            "A server sits behind an iptables policy on its gateway; the policy broke.",
+            "A server sits behind an iptables policy on its gateway; rules on the firewall or "
+            "on a hop of the flows broke the policy.",
             firewall=True,
+            extra_hosts=1,
         ),
         Family(
             "static-build",
@@ -302,6 +310,7 @@ FAMILIES: dict[str, Family] = {
             ),
             REDUNDANT,
             "Hosts lost connectivity through their own or their gateway's settings.",
+            repair="hosts",
         ),
     )
 }
@@ -349,33 +358,69 @@ def generate(family: str, level: int, seed: int) -> Scenario:
     if spec.kind == "constructive":
         return _assemble_constructive(spec, level, seed, network, rng)
     ctx = FaultContext(network=network, routing=spec.routing, rng=rng)
+    model = Forwarding(network, spec.routing)
     policy = choose_policy(network, rng) if spec.firewall else None
-    injectors = acl_injectors(policy) if policy else ALL_INJECTORS
-    plans = _pick_faults(spec, ctx, REAL_FAULTS_BY_LEVEL[level], injectors)
+    injectors = acl_injectors(policy, network) if policy else ALL_INJECTORS
+    weights = REAL_FAULTS_BY_LEVEL[level]
+    count = rng.choices(list(weights), list(weights.values()))[0]
+    plans = _pick_faults(spec, ctx, model, count, injectors)
     if level >= 2:
         plans.append(red_herring(ctx))
-    return _assemble(spec, level, seed, network, plans, rng, policy)
+    return _assemble(spec, level, seed, model, plans, rng, policy)
 
 
 def _pick_faults(
-    spec: Family, ctx: FaultContext, count: int, injectors: dict[str, Injector]
+    spec: Family,
+    ctx: FaultContext,
+    model: Forwarding,
+    count: int,
+    injectors: dict[str, Injector],
 ) -> list[FaultPlan]:
-    baseline = reachable_pairs(ctx.network, spec.routing, Impact())
+    """Up to ``count`` faults (at least one), each with a symptom of its own that the others
+    leave observable, together leaving every host pair's fate certain.
+
+    Each fault is drawn evenly over the (type, device) pairs the network offers, so a type that
+    fits few places is no likelier there than any other type is at any of its places."""
+    designed = designed_paths(model)
     plans: list[FaultPlan] = []
-    impact = Impact()
-    for _ in range(MAX_ATTEMPTS):
-        if len(plans) == count:
-            return plans
-        plan = injectors[ctx.rng.choice(spec.types)](ctx)
-        if plan is None:
-            continue
-        merged = impact.merge(plan.impact)
-        alone = reachable_pairs(ctx.network, spec.routing, plan.impact)
-        if alone == baseline and not plan.healthy:
-            continue  # no symptom of its own: an agent could not find it from the brief
-        plans.append(plan)
-        impact = merged
-    raise ScenarioError(f"{spec.name}: found only {len(plans)} of {count} faults with symptoms")
+    owns: list[frozenset[Observation]] = []
+    impact, flows = Impact(), frozenset[Observation]()
+    for _ in range(count):
+        offers = _offers(spec, ctx, injectors)
+        while offers:
+            key = ctx.rng.choice(sorted(offers))
+            plan, taken = offers.pop(key)
+            alone = outlook(model, plan.impact, designed)
+            own = alone.observations | plan.flows
+            if not own or not alone.sure:
+                continue  # no symptom of its own: an agent could not find it from the brief
+            merged = impact.merge(plan.impact)
+            together = outlook(model, merged, designed)
+            observed = together.observations | flows | plan.flows
+            if together.sure and all(mine & observed for mine in [*owns, own]):
+                ctx.used |= taken
+                plans.append(plan)
+                owns.append(own)
+                impact, flows = merged, flows | plan.flows
+                break
+    if not plans:
+        raise ScenarioError(f"{spec.name}: found no fault with a symptom")
+    return plans
+
+
+def _offers(
+    spec: Family, ctx: FaultContext, injectors: dict[str, Injector]
+) -> dict[tuple[str, str], tuple[FaultPlan, set[str]]]:
+    """Where each fault type can land now: a plan per (type, device), with the keys it takes."""
+    offers: dict[tuple[str, str], tuple[FaultPlan, set[str]]] = {}
+    for type_ in spec.types:
+        for _ in range(TRIES):
+            before = set(ctx.used)
+            plan = injectors[type_](ctx)
+            taken, ctx.used = ctx.used - before, before
+            if plan is not None:
+                offers.setdefault((type_, plan.fault.device), (plan, taken))
+    return offers
 
 
 def _ping(network: Network, a: str, b: str, tag: str) -> Probe:
@@ -388,27 +433,60 @@ def _ping(network: Network, a: str, b: str, tag: str) -> Probe:
     )
 
 
+def _reported(
+    model: Forwarding,
+    real: list[FaultPlan],
+    observed: frozenset[Observation],
+    designed: dict[tuple[str, str], tuple[str, ...]],
+    rng: random.Random,
+) -> list[Observation]:
+    """Some of what is observed: one observation of each fault's own (when the others leave
+    one true; what one flow or pair shows before what a whole host shows), and each other one
+    by chance."""
+    chosen: set[Observation] = set()
+    for plan in rng.sample(real, len(real)):
+        own = outlook(model, plan.impact, designed).observations | plan.flows
+        covering = sorted(own & observed)
+        narrow = [seen for seen in covering if seen.kind != "isolated"]
+        if covering and not chosen & set(covering):
+            chosen.add(rng.choice(narrow or covering))
+    for seen in sorted(observed - chosen):
+        if rng.random() < EXTRA_REPORTS:
+            chosen.add(seen)
+    isolated = {seen.hosts[0] for seen in chosen if seen.kind == "isolated"}
+    return sorted(
+        seen for seen in chosen if seen.kind != "broken" or not isolated & set(seen.hosts)
+    )
+
+
 def _assemble(
     spec: Family,
     level: int,
     seed: int,
-    network: Network,
+    model: Forwarding,
     plans: list[FaultPlan],
     rng: random.Random,
     policy: Policy | None,
 ) -> Scenario:
+    network = model.network
     impact = Impact()
     for plan in plans:
         impact = impact.merge(plan.impact)
-    baseline = reachable_pairs(network, spec.routing, Impact())
-    working = reachable_pairs(network, spec.routing, impact)
-    pairs = list(itertools.combinations(sorted(network.lans), 2))
-    broken = [(a, b) for a, b in pairs if (a, b) not in working or (b, a) not in working]
-    intact = [(a, b) for a, b in pairs if (a, b) not in broken and (a, b) in baseline]
     real = [p for p in plans if not p.fault.red_herring]
     herrings = [p for p in plans if p.fault.red_herring]
+    designed = designed_paths(model)
+    seen = outlook(model, impact, designed)
+    observed = seen.observations.union(*(plan.flows for plan in real))
+    states = model.ping_states(impact)
+    pairs = list(itertools.combinations(sorted(network.lans), 2))
+    broken = [(a, b) for a, b in pairs if states[a, b] == "broken"]
+    intact = [(a, b) for a, b in pairs if states[a, b] == "works"]
     targets = [_ping(network, a, b, "target") for a, b in broken]
     targets += [probe for plan in real for probe in plan.healthy]
+    targets += [
+        traceroute_probe(network, a, b, list(path)) for (a, b), path in sorted(seen.detours.items())
+    ]
+    targets = list({probe.id: probe for probe in targets}.values())
     guards = [_ping(network, a, b, "guard") for a, b in intact]
     if spec.routing in ("ospf", "bgp", "ibgp"):
         guards += _link_guards(network, impact, spec.routing)
@@ -419,16 +497,7 @@ def _assemble(
         target_ids = {t.id for t in targets}
         guards += [p for p in policy_matrix(network, policy) if p.id not in target_ids]
         constraints.append(policy_text(network, policy, rng))
-    isolated = sorted(
-        h for h in network.lans if all((h, o) not in working for o in network.lans if o != h)
-    )
-    symptoms = Symptoms(
-        broken_pairs=broken,
-        isolated=isolated if len(network.lans) > 2 else [],
-        missing_adjacencies=len(impact.down_links) if spec.routing == "ospf" else 0,
-        addresses={h: network.host_address(h) for h in network.lans},
-        reports=[plan.symptom for plan in real if plan.symptom],
-    )
+    constraints.append(routing_rule(spec.repair or spec.routing, rng))
     hidden = HiddenHalf(
         lab=lab,
         faults=[plan.fault for plan in plans],
@@ -437,7 +506,9 @@ def _assemble(
         guards=guards,
         adherence=[probe for plan in herrings for probe in plan.healthy],
     )
-    brief = reactive_brief(symptoms, constraints, rng)
+    reported = _reported(model, real, observed, designed, rng)
+    addresses = {h: network.host_address(h) for h in network.lans}
+    brief = reactive_brief(reported, spec.routing, addresses, constraints, rng)
     return _scenario(spec, level, seed, network, brief, constraints, hidden)
 
 

@@ -13,12 +13,14 @@ import itertools
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import networkx as nx
 
 from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.model import Fault, Probe, configure, execute
 from netdojo.scenarios.network import Iface, Network, Routing, static_routes
+from netdojo.scenarios.symptoms import Observation
 
 
 @dataclass
@@ -35,13 +37,21 @@ class FaultContext:
         self.used.update(keys)
         return True
 
+    @cached_property
+    def static_plan(self) -> dict[str, list[tuple[str, str]]]:
+        return static_routes(self.network)
+
+    @cached_property
+    def transit_links(self) -> list[tuple[str, str]]:
+        return self.network.transit_links()
+
 
 @dataclass
 class FaultPlan:
     fault: Fault
     impact: Impact
     healthy: list[Probe]  # functional checks that hold once the fault is repaired
-    symptom: str | None = None  # what a user would report, when forwarding does not show it
+    flows: frozenset[Observation] = frozenset()  # policy flows it breaks (forwarding aside)
 
 
 Injector = Callable[[FaultContext], FaultPlan | None]
@@ -70,7 +80,7 @@ def adjacency_probe(network: Network, a: str, b: str, expect: bool, tag: str) ->
 
 def transit_end(ctx: FaultContext) -> tuple[str, str, Iface] | None:
     """A router-to-router link end not yet faulted: (router, peer, router's interface)."""
-    links = ctx.network.transit_links()
+    links = list(ctx.transit_links)
     ctx.rng.shuffle(links)
     for a, b in links:
         if ctx.rng.random() < 0.5:
@@ -205,11 +215,22 @@ def _lan_port(ctx: FaultContext) -> tuple[str, str, Iface] | None:
     return None
 
 
+def _narrower(address: str, outside: str, rng: random.Random) -> str:
+    """``address`` with a longer mask (/25 to /30) that leaves ``outside`` off its subnet."""
+    ip = address.split("/")[0]
+    lengths = [
+        n
+        for n in range(25, 31)
+        if ipaddress.ip_address(outside) not in ipaddress.ip_interface(f"{ip}/{n}").network
+    ]
+    return f"{ip}/{rng.choice(lengths)}"
+
+
 def lan_wrong_mask(ctx: FaultContext) -> FaultPlan | None:
     if not (picked := _lan_port(ctx)):
         return None
     router, host, iface = picked
-    wrong = f"{iface.address.split('/')[0]}/29"
+    wrong = _narrower(iface.address, ctx.network.host_address(host), ctx.rng)
     return _readdress_port(
         "iface.lan_wrong_mask", router, iface, wrong, Impact(isolated={host}), []
     )
@@ -241,7 +262,7 @@ def _static_route(ctx: FaultContext, need_alternative: bool) -> tuple[str, str, 
     """A router's static route to a LAN: (router, prefix, next hop); static plan only."""
     candidates = [
         (router, prefix, hop)
-        for router, routes in static_routes(ctx.network).items()
+        for router, routes in ctx.static_plan.items()
         for prefix, hop in routes
     ]
     ctx.rng.shuffle(candidates)
@@ -326,15 +347,20 @@ def wrong_next_hop(ctx: FaultContext) -> FaultPlan | None:
     )
 
 
+def _mistyped(ctx: FaultContext, prefix: str) -> str | None:
+    """``prefix`` with its third octet mistyped; None when that is another LAN."""
+    octets = prefix.split("/")[0].split(".")
+    octets[2] = str((int(octets[2]) + 10 * ctx.rng.randint(1, 9)) % 250)
+    typo = f"{'.'.join(octets)}/24"
+    return None if typo in ctx.network.lans.values() else typo
+
+
 def wrong_prefix(ctx: FaultContext) -> FaultPlan | None:
     if ctx.routing != "static" or not (picked := _static_route(ctx, False)):
         return None
     router, prefix, hop = picked
-    net = ipaddress.ip_network(prefix)
-    octets = str(net.network_address).split(".")
-    octets[2] = str((int(octets[2]) + 10 * ctx.rng.randint(1, 9)) % 250)
-    typo = f"{'.'.join(octets)}/24"
-    if typo in ctx.network.lans.values():
+    typo = _mistyped(ctx, prefix)
+    if typo is None:
         return None
     return FaultPlan(
         Fault(
@@ -370,13 +396,21 @@ def blackhole(ctx: FaultContext) -> FaultPlan | None:
     if picked is None:
         return None
     router, prefix = picked
+    # A kernel blackhole, or (beside a routing protocol) a static route to Null0 in FRR.
+    inject, fix = (
+        [execute(router, f"ip route add blackhole {prefix}")],
+        [execute(router, f"ip route del blackhole {prefix}")],
+    )
+    if ctx.routing != "static" and ctx.rng.random() < 0.5:
+        inject = [configure(router, f"ip route {prefix} Null0")]
+        fix = [configure(router, f"no ip route {prefix} Null0")]
     return FaultPlan(
         Fault(
             type="static.blackhole",
             device=router,
             params={"prefix": prefix},
-            inject=[execute(router, f"ip route add blackhole {prefix}")],
-            fix=[execute(router, f"ip route del blackhole {prefix}")],
+            inject=inject,
+            fix=fix,
             present=[route_probe("static.blackhole", router, prefix, True, blackhole=True)],
         ),
         Impact(drops={router: hosts_in(ctx.network, prefix)}),
@@ -395,18 +429,51 @@ def more_specific_hijack(ctx: FaultContext) -> FaultPlan | None:
     if not hosts or wrong is None:
         return None
     peer, address = wrong
-    present = route_probe("static.more_specific_hijack", router, lower, True)
+    tag = "static.more_specific_hijack"
+    # In FRR, or straight in the kernel.
+    inject, fix = (
+        [configure(router, f"ip route {lower} {address}")],
+        [configure(router, f"no ip route {lower} {address}")],
+    )
+    if ctx.rng.random() < 0.5:
+        inject = [execute(router, f"ip route add {lower} via {address}")]
+        fix = [execute(router, f"ip route del {lower} via {address}")]
     return FaultPlan(
         Fault(
-            type="static.more_specific_hijack",
+            type=tag,
             device=router,
             params={"prefix": lower, "via": address},
-            inject=[configure(router, f"ip route {lower} {address}")],
-            fix=[configure(router, f"no ip route {lower} {address}")],
-            present=[present],
+            inject=inject,
+            fix=fix,
+            present=[route_probe(tag, router, lower, True)],
         ),
         Impact(redirects={router: dict.fromkeys(hosts, peer)}),
-        [],
+        [route_probe(tag, router, lower, False)],
+    )
+
+
+def route_override(ctx: FaultContext) -> FaultPlan | None:
+    """A static route for a whole remote LAN towards another neighbour: it beats the routing
+    protocol's route, so traffic loops or takes a detour."""
+    if ctx.routing == "static" or not (picked := _transit_router_for(ctx)):
+        return None
+    router, prefix = picked
+    wrong = _wrong_neighbour(ctx, router, "")
+    if wrong is None:
+        return None
+    peer, address = wrong
+    tag = "static.route_override"
+    return FaultPlan(
+        Fault(
+            type=tag,
+            device=router,
+            params={"prefix": prefix, "via": address},
+            inject=[configure(router, f"ip route {prefix} {address}")],
+            fix=[configure(router, f"no ip route {prefix} {address}")],
+            present=[route_probe(tag, router, prefix, True, via=address)],
+        ),
+        Impact(redirects={router: dict.fromkeys(hosts_in(ctx.network, prefix), peer)}),
+        [route_probe(tag, router, prefix, False, via=address)],
     )
 
 
@@ -421,13 +488,17 @@ def missing_network_stub(ctx: FaultContext) -> FaultPlan | None:
         f" network {subnet} area 0",
         f"{router} does not announce {subnet} in OSPF",
     )
+    inject, fix = [f"no network {subnet} area 0"], [f"network {subnet} area 0"]
+    typo = _mistyped(ctx, subnet)
+    if typo and ctx.rng.random() < 0.5:  # the statement retyped for a prefix nobody has
+        inject, fix = [*inject, f"network {typo} area 0"], [f"no network {typo} area 0", *fix]
     return FaultPlan(
         Fault(
             type="ospf.missing_network_stub",
             device=router,
             params={"prefix": subnet},
-            inject=[configure(router, "router ospf", f"no network {subnet} area 0")],
-            fix=[configure(router, "router ospf", f"network {subnet} area 0")],
+            inject=[configure(router, "router ospf", *inject)],
+            fix=[configure(router, "router ospf", *fix)],
             present=[present],
         ),
         Impact(unannounced={host}),
@@ -484,9 +555,8 @@ def cost_steering(ctx: FaultContext) -> FaultPlan | None:
                 fix=[configure(x, head, "no ip ospf cost")],
                 present=[route_probe(tag, x, prefix, False, via=via)],
             ),
-            Impact(),
+            Impact(costs={x: {y: 500}}),
             [route_probe(tag, x, prefix, True, via=via)],
-            f"traffic from {a} to {b} takes a longer path than the design intends",
         )
     return None
 
@@ -547,7 +617,7 @@ def host_missing_default(ctx: FaultContext) -> FaultPlan | None:
     )
 
 
-def _host_readdress(type_: str, wrong: Callable[[FaultContext, str], str]) -> Injector:
+def _host_readdress(type_: str, wrong: Callable[[FaultContext, str, str], str]) -> Injector:
     """The host's address changes so its gateway is off-link; the fix restores both."""
 
     def injector(ctx: FaultContext) -> FaultPlan | None:
@@ -555,7 +625,8 @@ def _host_readdress(type_: str, wrong: Callable[[FaultContext, str], str]) -> In
             return None
         node = ctx.network.node(host)
         good = node.ifaces[0].address
-        bad = wrong(ctx, good)
+        assert node.gateway is not None
+        bad = wrong(ctx, good, node.gateway)
         return FaultPlan(
             Fault(
                 type=type_,
@@ -579,11 +650,11 @@ def _host_readdress(type_: str, wrong: Callable[[FaultContext, str], str]) -> In
     return injector
 
 
-def _narrow_mask(_ctx: FaultContext, good: str) -> str:
-    return f"{good.split('/')[0]}/30"
+def _narrow_mask(ctx: FaultContext, good: str, gateway: str) -> str:
+    return _narrower(good, gateway, ctx.rng)
 
 
-def _other_subnet(ctx: FaultContext, good: str) -> str:
+def _other_subnet(ctx: FaultContext, good: str, _gateway: str) -> str:
     octets = good.split("/")[0].split(".")
     octets[2] = str((int(octets[2]) + ctx.rng.randint(1, 5)) % 250)
     return ".".join(octets) + "/24"
@@ -644,7 +715,7 @@ def network_type_mismatch(ctx: FaultContext) -> FaultPlan | None:
             fix=[configure(a, head, "ip ospf network point-to-point")],
             present=[route_probe(tag, a, loopback, False, via=via)],
         ),
-        Impact(down_links={frozenset((a, b))}),
+        Impact(down_links={frozenset((a, b))}, idle_links={frozenset((a, b))}),
         [route_probe(tag, a, loopback, True, via=via)],
     )
 
@@ -890,6 +961,7 @@ INJECTORS: dict[str, Injector] = {
     "static.wrong_prefix": wrong_prefix,
     "static.blackhole": blackhole,
     "static.more_specific_hijack": more_specific_hijack,
+    "static.route_override": route_override,
     "ospf.area_mismatch": _ospf_link_fault(
         "ospf.area_mismatch",
         ["no network {subnet} area 0", "network {subnet} area 0.0.0.1"],

@@ -1,19 +1,27 @@
-"""Predict which host pairs can ping each other, at baseline and under faults.
+"""Predict where traffic between hosts goes, at baseline and under faults.
 
-A small forwarding model: each router has a next router per destination host (from the
-static plan, or from shortest paths over working OSPF adjacencies); faults are described as
-an `Impact` (links that carry nothing, routers that drop or misroute, hosts cut off). A ping
-works when both directions reach their destination without a drop or a loop.
+A small forwarding model: each router has the next routers it may use per destination host
+(the static plan; equal-cost shortest paths over working OSPF adjacencies, with port costs;
+the shortest AS paths over unfiltered BGP advertisements, with local preferences and
+prepends); faults are described as an `Impact` (links that carry nothing, routers that drop
+or misroute, hosts cut off). Every way a packet may go is followed: a `Course` holds the router
+paths that arrive and whether some way fails, so a prediction is only trusted when every way
+agrees. A ping works when both directions arrive.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
 
 import networkx as nx
 from pydantic import BaseModel, Field
 
 from netdojo.scenarios.network import Network, Routing, static_routes
+
+MAX_WAYS = 256  # ways followed per course before the model gives up (the course is unsure)
 
 
 class Impact(BaseModel):
@@ -29,6 +37,16 @@ class Impact(BaseModel):
     )  # (from, to, host) not advertised
     down_sessions: set[frozenset[str]] = Field(default_factory=set)  # iBGP pairs not Established
     no_next_hop_self: set[str] = Field(default_factory=set)  # borders not rewriting next hops
+    idle_links: set[frozenset[str]] = Field(
+        default_factory=set
+    )  # down links whose adjacency is up but carries no routes
+    costs: dict[str, dict[str, int]] = Field(default_factory=dict)  # router -> neighbour -> cost
+    preferred: dict[str, dict[str, str]] = Field(
+        default_factory=dict
+    )  # router -> host -> neighbour whose BGP path it prefers
+    prepends: dict[tuple[str, str, str], int] = Field(
+        default_factory=dict
+    )  # (sender, receiver, host) -> ASes added to the advertisement
 
     def merge(self, other: Impact) -> Impact:
         merged = self.model_copy(deep=True)
@@ -38,78 +56,263 @@ class Impact(BaseModel):
         merged.filtered |= other.filtered
         merged.down_sessions |= other.down_sessions
         merged.no_next_hop_self |= other.no_next_hop_self
+        merged.idle_links |= other.idle_links
+        merged.prepends.update(other.prepends)
         for router, hosts in other.drops.items():
             merged.drops.setdefault(router, set()).update(hosts)
         for router, table in other.redirects.items():
             merged.redirects.setdefault(router, {}).update(table)
+        for router, table in other.preferred.items():
+            merged.preferred.setdefault(router, {}).update(table)
+        for router, costs in other.costs.items():
+            merged.costs.setdefault(router, {}).update(costs)
         return merged
 
 
-def _tables(network: Network, routing: Routing, impact: Impact) -> dict[str, dict[str, str]]:
-    """Per router, the next router towards each remote host."""
-    tables: dict[str, dict[str, str]] = {r.name: {} for r in network.routers}
-    if routing == "static":
+@dataclass(frozen=True)
+class Course:
+    """Where traffic from a router towards a host can go: the router paths that arrive, whether
+    some way fails, and whether it arrives along a path the model cannot tell."""
+
+    paths: frozenset[tuple[str, ...]]
+    fails: bool
+    unsure: bool = False
+
+    @property
+    def arrives(self) -> bool:
+        return bool(self.paths) and not self.fails and not self.unsure
+
+    @property
+    def lost(self) -> bool:
+        return self.fails and not self.paths and not self.unsure
+
+    @property
+    def arrives_somehow(self) -> bool:
+        """It arrives, whether or not the model knows the path."""
+        return (bool(self.paths) or self.unsure) and not self.fails
+
+
+Hops = Callable[[str, str, bool], set[str] | None]  # (router, host, first) -> next routers
+Ping = Literal["works", "broken", "unsure"]
+
+
+class Forwarding:
+    """The forwarding model of one network under one routing: what stays the same whatever the
+    faults (the router graph, the static plan, the hosts' gateways) is worked out once."""
+
+    def __init__(self, network: Network, routing: Routing) -> None:
+        self.network, self.routing = network, routing
+        self.hosts = sorted(network.lans)
+        self.gateway = {host: network.router_of(host) for host in self.hosts}
+        self.graph = network.router_graph()
+        self.static: dict[str, dict[str, str]] = {r.name: {} for r in network.routers}
+        if routing == "static":
+            self._plan_static()
+
+    def _plan_static(self) -> None:
         by_address = {
             iface.address.split("/")[0]: router.name
-            for router in network.routers
+            for router in self.network.routers
             for iface in router.ifaces
         }
         prefix_hosts: dict[str, list[str]] = {}
-        for host, prefix in network.lans.items():
+        for host, prefix in self.network.lans.items():
             prefix_hosts.setdefault(prefix, []).append(host)
-        for router, routes in static_routes(network).items():
+        for router, routes in static_routes(self.network).items():
             for prefix, hop in routes:
                 for host in prefix_hosts[prefix]:
-                    tables[router][host] = by_address[hop]
-        return tables
-    graph = network.router_graph()
-    graph.remove_edges_from(tuple(link) for link in impact.down_links)
-    if routing == "bgp":
-        for host in network.lans:
-            if host not in impact.unannounced:
-                _bgp_paths(graph, network.router_of(host), host, impact, tables)
-        return tables
-    for host in network.lans:
-        if host in impact.unannounced:
-            continue
-        target = network.router_of(host)
-        for router in tables:
-            if router != target and nx.has_path(graph, router, target):
-                tables[router][host] = min(nx.all_shortest_paths(graph, router, target))[1]
-    return tables
+                    self.static[router][host] = by_address[hop]
+
+    def courses(self, impact: Impact) -> dict[tuple[str, str], Course]:
+        """For each ordered host pair ``(a, b)``, where traffic from a's gateway to b goes."""
+        hops = self._hops(impact)
+        found = {}
+        for a, b in itertools.permutations(self.hosts, 2):
+            if a in impact.isolated or b in impact.isolated:
+                found[a, b] = Course(frozenset(), True)
+            else:
+                found[a, b] = self._walk(impact, hops, self.gateway[a], b)
+        return found
+
+    def ping_states(
+        self, impact: Impact, found: dict[tuple[str, str], Course] | None = None
+    ) -> dict[tuple[str, str], Ping]:
+        """Whether a ping from a to b works, fails, or depends on choices the model cannot
+        tell (``found``: the courses under ``impact``, when already worked out)."""
+        found = self.courses(impact) if found is None else found
+        states: dict[tuple[str, str], Ping] = {}
+        for (a, b), there in found.items():
+            back = found[b, a]
+            if there.lost or back.lost:
+                states[a, b] = "broken"
+            elif there.arrives_somehow and back.arrives_somehow:
+                states[a, b] = "works"
+            else:
+                states[a, b] = "unsure"
+        return states
+
+    def _walk(self, impact: Impact, hops: Hops, start: str, host: str) -> Course:
+        """Every way from ``start`` towards ``host``'s gateway."""
+        target = self.gateway[host]
+        paths: set[tuple[str, ...]] = set()
+        fails = unsure = False
+        stack: list[tuple[str, ...]] = [(start,)]
+        explored = 0
+        while stack:
+            path = stack.pop()
+            explored += 1
+            if explored > MAX_WAYS:
+                return Course(frozenset(paths), True, True)
+            current = path[-1]
+            if current == target:
+                paths.add(path)
+                continue
+            if host in impact.drops.get(current, set()):
+                fails = True
+                continue
+            redirect = impact.redirects.get(current, {}).get(host)
+            following = {redirect} if redirect else hops(current, host, len(path) == 1)
+            if following is None:
+                unsure = True
+                continue
+            if not following:
+                fails = True
+            for router in sorted(following):
+                if router in path or frozenset((current, router)) in impact.down_links:
+                    fails = True
+                else:
+                    stack.append((*path, router))
+        return Course(frozenset(paths), fails, unsure)
+
+    def _hops(self, impact: Impact) -> Hops:
+        if self.routing == "ibgp":
+            return _Ibgp(self, impact).hops
+        if self.routing == "static":
+            return lambda router, host, _first: (
+                {self.static[router][host]} if host in self.static[router] else set()
+            )
+        if self.routing == "bgp":
+            return self._bgp_hops(impact)
+        return self._ospf_hops(impact)
+
+    def _ospf_hops(self, impact: Impact) -> Hops:
+        """Equal-cost next routers over working adjacencies; a port costs 1 unless raised."""
+        graph = nx.DiGraph()
+        graph.add_nodes_from(self.graph.nodes)
+        for a, b in self.graph.edges:
+            if frozenset((a, b)) in impact.down_links:
+                continue
+            graph.add_edge(a, b, cost=impact.costs.get(a, {}).get(b, 1))
+            graph.add_edge(b, a, cost=impact.costs.get(b, {}).get(a, 1))
+        reverse = graph.reverse(copy=False)
+        distances = {
+            target: nx.single_source_dijkstra_path_length(reverse, target, weight="cost")
+            for target in set(self.gateway.values())
+        }
+
+        def hops(router: str, host: str, _first: bool) -> set[str] | None:
+            if host in impact.unannounced:
+                return set()
+            distance = distances[self.gateway[host]]
+            if router not in distance:
+                return set()
+            return {
+                n
+                for n in graph.successors(router)
+                if n in distance
+                and graph.edges[router, n]["cost"] + distance[n] == distance[router]
+            }
+
+        return hops
+
+    def _bgp_hops(self, impact: Impact) -> Hops:
+        """The neighbours a router may have learnt its best path from (ties are BGP's to
+        break).
+
+        A router whose choice a preference or a prepend changes is followed only where the
+        flow starts; a flow crossing it elsewhere arrives along a path the model does not claim
+        to know, because its changed advertisement may move its neighbours' choices too."""
+        graph = self.graph.copy()
+        graph.remove_edges_from(tuple(link) for link in impact.down_links)
+        distances = {
+            host: _bgp_distances(graph, self.gateway[host], host, impact)
+            for host in self.hosts
+            if host not in impact.unannounced
+        }
+        steered = {(r, h) for r, table in impact.preferred.items() for h in table}
+        steered |= {(receiver, h) for _, receiver, h in impact.prepends}
+
+        def learnt(router: str, host: str) -> set[str]:
+            distance = distances.get(host, {})
+            if router not in distance:
+                return set()
+            return {
+                n
+                for n in graph.neighbors(router)
+                if distance.get(n) == distance[router] - 1
+                and (n, router, host) not in impact.filtered
+            }
+
+        def offers(router: str, neighbour: str, host: str) -> bool:
+            """Whether ``neighbour`` advertises ``host`` to ``router`` along a path avoiding
+            it."""
+            distance = distances.get(host, {})
+            if neighbour not in distance or (neighbour, router, host) in impact.filtered:
+                return False
+            return graph.has_edge(router, neighbour) and router not in _every_router_on(
+                learnt, neighbour, host, self.gateway[host]
+            )
+
+        def hops(router: str, host: str, first: bool) -> set[str] | None:
+            if (router, host) not in steered:
+                return learnt(router, host)
+            if not first:
+                return None
+            choice = impact.preferred.get(router, {}).get(host)
+            if choice is not None and offers(router, choice, host):
+                return {choice}
+            distance = distances.get(host, {})
+            lengths = {
+                n: distance[n] + impact.prepends.get((n, router, host), 0)
+                for n in graph.neighbors(router)
+                if offers(router, n, host)
+            }
+            if not lengths:
+                return set()
+            best = min(lengths.values())
+            return {n for n, length in lengths.items() if length == best}
+
+        return hops
 
 
-def _bgp_paths(
-    graph: nx.Graph, origin: str, host: str, impact: Impact, tables: dict[str, dict[str, str]]
-) -> None:
-    """Shortest AS paths from ``origin`` over advertisements that are not filtered."""
-    frontier, seen = [origin], {origin}
+def _bgp_distances(graph: nx.Graph, origin: str, host: str, impact: Impact) -> dict[str, int]:
+    """Shortest AS path lengths from ``origin`` over advertisements that are not filtered."""
+    distance, frontier = {origin: 0}, [origin]
     while frontier:
         following = []
         for sender in frontier:
             for receiver in sorted(graph.neighbors(sender)):
-                if receiver in seen or (sender, receiver, host) in impact.filtered:
+                if receiver in distance or (sender, receiver, host) in impact.filtered:
                     continue
-                seen.add(receiver)
-                tables[receiver][host] = sender
+                distance[receiver] = distance[sender] + 1
                 following.append(receiver)
         frontier = following
+    return distance
 
 
-def _reaches(
-    network: Network, tables: dict[str, dict[str, str]], impact: Impact, start: str, host: str
-) -> bool:
-    target = network.router_of(host)
-    current, seen = start, set()
-    while current != target:
-        if current in seen or host in impact.drops.get(current, set()):
-            return False
-        seen.add(current)
-        following = impact.redirects.get(current, {}).get(host) or tables[current].get(host)
-        if following is None or frozenset((current, following)) in impact.down_links:
-            return False
-        current = following
-    return True
+def _every_router_on(
+    learnt: Callable[[str, str], set[str]], start: str, host: str, target: str
+) -> set[str]:
+    """Every router on any of ``start``'s best paths towards ``host``."""
+    seen, frontier = {start}, [start]
+    while frontier:
+        router = frontier.pop()
+        if router == target:
+            continue
+        for n in learnt(router, host) - seen:
+            seen.add(n)
+            frontier.append(n)
+    return seen
 
 
 class _Ibgp:
@@ -122,38 +325,40 @@ class _Ibgp:
     needs a usable route of its own.
     """
 
-    def __init__(self, network: Network, impact: Impact) -> None:
-        self.network, self.impact = network, impact
-        self.graph = (
-            network.router_graph()
-            .subgraph([r.name for r in network.routers if network.internal(r.name)])
-            .copy()
-        )
+    def __init__(self, model: Forwarding, impact: Impact) -> None:
+        network = model.network
+        self.network, self.impact, self.gateway = network, impact, model.gateway
+        self.graph = model.graph.subgraph(
+            [r.name for r in network.routers if network.internal(r.name)]
+        ).copy()
         self.graph.remove_edges_from(tuple(link) for link in impact.down_links)
-
-    def border(self, external: str) -> str:
-        return self.network.node(external).ifaces[0].peer
+        self.part = {
+            router: index
+            for index, part in enumerate(nx.connected_components(self.graph))
+            for router in part
+        }
+        self.borders = {e: network.node(e).ifaces[0].peer for e in network.externals}
+        self.toward: dict[str, dict[str, list[str]]] = {}
 
     def ebgp_up(self, external: str) -> bool:
-        return frozenset((external, self.border(external))) not in self.impact.down_links
+        return frozenset((external, self.borders[external])) not in self.impact.down_links
 
     def session(self, a: str, b: str) -> bool:
         return (
             frozenset((a, b)) not in self.impact.down_sessions
-            and a in self.graph
-            and b in self.graph
-            and nx.has_path(self.graph, a, b)
+            and a in self.part
+            and self.part[a] == self.part.get(b)
         )
 
     def has_route(self, router: str, host: str) -> bool:
-        origin = self.network.router_of(host)
+        origin = self.gateway[host]
         if router == origin:
             return True
-        if router in self.network.externals:
-            return self.ebgp_up(router) and self.has_route(self.border(router), host)
-        if origin not in self.network.externals:
+        if router in self.borders:
+            return self.ebgp_up(router) and self.has_route(self.borders[router], host)
+        if origin not in self.borders:
             return self.session(router, origin)
-        border = self.border(origin)
+        border = self.borders[origin]
         if not self.ebgp_up(origin):
             return False
         return router == border or (
@@ -161,49 +366,38 @@ class _Ibgp:
         )
 
     def next_router(self, router: str, host: str) -> str | None:
-        origin = self.network.router_of(host)
-        if router in self.network.externals:
-            return self.border(router)
+        origin = self.gateway[host]
+        if router in self.borders:
+            return self.borders[router]
         goal = origin
-        if origin in self.network.externals:
-            if router == self.border(origin):
+        if origin in self.borders:
+            if router == self.borders[origin]:
                 return origin
-            goal = self.border(origin)
-        if not nx.has_path(self.graph, router, goal):
+            goal = self.borders[origin]
+        if self.part.get(router) != self.part.get(goal):
             return None
-        return min(nx.all_shortest_paths(self.graph, router, goal))[1]
+        if goal not in self.toward:
+            self.toward[goal] = nx.single_source_shortest_path(self.graph, goal)
+        return self.toward[goal][router][-2]
 
-    def reaches(self, start: str, host: str) -> bool:
-        target = self.network.router_of(host)
-        current, seen = start, set()
-        while current != target:
-            if current in seen or host in self.impact.drops.get(current, set()):
-                return False
-            if not self.has_route(current, host):
-                return False
-            seen.add(current)
-            following = self.next_router(current, host)
-            if following is None or frozenset((current, following)) in self.impact.down_links:
-                return False
-            current = following
-        return True
+    def hops(self, router: str, host: str, _first: bool) -> set[str] | None:
+        if not self.has_route(router, host):
+            return set()
+        following = self.next_router(router, host)
+        return {following} if following else set()
+
+
+def courses(network: Network, routing: Routing, impact: Impact) -> dict[tuple[str, str], Course]:
+    """For each ordered host pair ``(a, b)``, where traffic from a's gateway to b goes."""
+    return Forwarding(network, routing).courses(impact)
+
+
+def ping_states(network: Network, routing: Routing, impact: Impact) -> dict[tuple[str, str], Ping]:
+    return Forwarding(network, routing).ping_states(impact)
 
 
 def reachable_pairs(network: Network, routing: Routing, impact: Impact) -> set[tuple[str, str]]:
     """Ordered host pairs ``(a, b)`` where a ping from a to b succeeds."""
-    if routing == "ibgp":
-        model = _Ibgp(network, impact)
-        reaches = model.reaches
-    else:
-        tables = _tables(network, routing, impact)
-
-        def reaches(start: str, host: str) -> bool:
-            return _reaches(network, tables, impact, start, host)
-
-    working = set()
-    for a, b in itertools.permutations(sorted(network.lans), 2):
-        if a in impact.isolated or b in impact.isolated:
-            continue
-        if reaches(network.router_of(a), b) and reaches(network.router_of(b), a):
-            working.add((a, b))
-    return working
+    return {
+        pair for pair, state in ping_states(network, routing, impact).items() if state == "works"
+    }

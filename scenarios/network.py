@@ -338,11 +338,16 @@ def ibgp_lines(network: Network, router: Node) -> list[str]:
     return [*ospf, *lines, " exit-address-family", "exit"]
 
 
-def static_lines(network: Network, router: Node) -> list[str]:
-    return [f"ip route {prefix} {hop}" for prefix, hop in static_routes(network)[router.name]]
+def static_lines(routes: list[tuple[str, str]]) -> list[str]:
+    """A router's static routes (its entry of `static_routes`) as configuration lines."""
+    return [f"ip route {prefix} {hop}" for prefix, hop in routes]
 
 
-def router_config(network: Network, router: Node, routing: Routing) -> str:
+def router_config(
+    network: Network, router: Node, routing: Routing, statics: dict[str, list[tuple[str, str]]]
+) -> str:
+    """``router``'s FRR configuration; ``statics`` is the network's static plan when routing
+    is static."""
     lines = [
         "frr defaults traditional",
         f"hostname {router.name}",
@@ -354,7 +359,7 @@ def router_config(network: Network, router: Node, routing: Routing) -> str:
         lines += [f"interface {iface.name}", f" ip address {iface.address}", "exit"]
     lines += ["interface lo", f" ip address {router.loopback}/32", "exit"]
     if routing == "static":
-        lines += static_lines(network, router)
+        lines += static_lines(statics[router.name])
     elif routing == "ospf":
         lines += ospf_lines(network, router)
     elif routing == "bgp":
@@ -372,6 +377,7 @@ def render_lab(
     devices: list[DeviceSpec] = []
     needs = {"ospf": {"ospfd"}, "bgp": {"bgpd"}, "ibgp": {"ospfd", "bgpd"}}.get(routing, set())
     enabled = daemons if daemons is not None else needs
+    statics = static_routes(network) if routing == "static" else {}
     for node in network.nodes:
         if node.role == "router":
             devices.append(
@@ -380,7 +386,7 @@ def render_lab(
                     role="router",
                     files={
                         "/etc/frr/daemons": daemons_file(enabled),
-                        "/etc/frr/frr.conf": router_config(network, node, routing),
+                        "/etc/frr/frr.conf": router_config(network, node, routing, statics),
                     },
                     startup=["/usr/lib/frr/frrinit.sh start"],
                 )

@@ -11,8 +11,16 @@ import pytest
 from typer.testing import CliRunner
 
 from netdojo.cli import app
+from netdojo.scenarios import briefs
 from netdojo.scenarios.acl import ACL_TYPES
-from netdojo.scenarios.families import ALL_INJECTORS, FAMILIES, LEVELS, ScenarioError, generate
+from netdojo.scenarios.families import (
+    ALL_INJECTORS,
+    FAMILIES,
+    LEVELS,
+    REAL_FAULTS_BY_LEVEL,
+    ScenarioError,
+    generate,
+)
 
 runner = CliRunner()
 SEEDS = range(1, 9)
@@ -27,7 +35,7 @@ def test_instances_are_well_formed(family: str, level: int) -> None:
         devices = {d.name for d in hidden.lab.devices}
         real = [f for f in hidden.faults if not f.red_herring]
         if scenario.kind == "reactive":
-            assert len(real) == level
+            assert 1 <= len(real) <= max(REAL_FAULTS_BY_LEVEL[level])
             assert (len(hidden.faults) > len(real)) == (level >= 2)
             assert {f.type for f in real} <= set(FAMILIES[family].types)
         else:
@@ -96,12 +104,51 @@ def test_briefs_never_name_the_fault_or_its_place() -> None:
         for level in LEVELS:
             for seed in SEEDS:
                 scenario = generate(family, level, seed)
-                brief = scenario.public.brief.lower()
+                brief = scenario.public.brief
+                for rule in scenario.public.constraints:  # how to repair, the same for a family
+                    brief = brief.replace(rule, "")
+                brief = brief.lower()
                 assert not any(word in brief for word in words), brief
                 routers = {d.name for d in scenario.public.devices if d.role == "router"}
                 for fault in scenario.hidden.faults:
                     if fault.device in routers:
                         assert not re.search(rf"\b{re.escape(fault.device)}\b", brief), brief
+
+
+SYMPTOM_FORMS = (
+    briefs.PAIR_FORMS + briefs.ISOLATION_FORMS + briefs.DETOUR_FORMS + briefs.QUIET_FORMS
+    + tuple(f for forms in briefs.LOST_FORMS.values() for f in forms)
+    + briefs.BLOCKED_FORMS + briefs.OPEN_FORMS + briefs.POLICY_FORMS
+)  # fmt: skip
+
+
+def _symptom_lines(brief: str) -> int:
+    """How many symptom forms the brief holds (each form's fixed text, up to its first slot)."""
+    heads = {
+        re.split(r"\{\w+\}", form)[0] or re.split(r"\{\w+\}", form)[1] for form in SYMPTOM_FORMS
+    }
+    return sum(brief.count(head) for head in heads)
+
+
+@pytest.mark.parametrize("family", REACTIVE)
+def test_every_brief_reports_a_symptom_and_how_to_repair(family: str) -> None:
+    counts = set()
+    for level in LEVELS:
+        for seed in range(1, 41):
+            scenario = generate(family, level, seed)
+            public = scenario.public
+            assert _symptom_lines(public.brief) >= 1, public.brief
+            assert "Reported: ." not in public.brief
+            assert not re.search(r"\b\d+ (fewer|router-to-router)", public.brief)
+            rule = public.constraints[-1]
+            assert rule in public.brief
+            protocol = {"static": "static", "bgp": "BGP", "ibgp": "BGP"}.get(
+                FAMILIES[family].routing, "OSPF"
+            )
+            assert protocol in rule, rule
+            counts.add((level, sum(not f.red_herring for f in scenario.hidden.faults)))
+    for level in LEVELS:
+        assert len({n for lv, n in counts if lv == level}) >= 2, "fault counts vary in a level"
 
 
 def test_catalogue_counts_and_json_shape() -> None:
