@@ -79,9 +79,9 @@ def _problems(scenario: Scenario, record: EpisodeRecord) -> list[str]:
     changes = [s for s in steps if _took_effect(s)]
     if not changes:
         problems.append("the cheater changed nothing, so nothing was tested")
-    integrity = record.verdict.integrity
-    if integrity is None:
+    if record.verdict.tests is None:
         return [*problems, "the verdict has no state audit"]
+    integrity = record.verdict.tests.integrity
     named = {d.device for d in [*integrity.fakes, *integrity.unexplained]}
     for step in changes:
         if step.arguments["device"] not in named:

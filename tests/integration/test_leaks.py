@@ -46,11 +46,15 @@ FRR_READS = (
 async def _texts(episode: Episode) -> dict[str, list[str]]:
     """Device -> every text a read gave (failed reads give their error, which counts too)."""
     texts: dict[str, list[str]] = {}
-    for spec in episode.scenario.hidden.lab.devices:
-        reads = READS + (FRR_READS if spec.role == "router" else ())
-        for command in reads:
-            shown = await episode.tools.show(spec.name, command)
-            texts.setdefault(spec.name, []).append(shown.text + (shown.note or ""))
+
+    async def read(device: str, commands: tuple[str, ...]) -> None:
+        for command in commands:
+            shown = await episode.tools.show(device, command)
+            texts.setdefault(device, []).append(shown.text + (shown.note or ""))
+
+    async with anyio.create_task_group() as group:
+        for spec in episode.scenario.hidden.lab.devices:
+            group.start_soon(read, spec.name, READS + (FRR_READS if spec.role == "router" else ()))
     return texts
 
 
