@@ -108,8 +108,9 @@ async def _run(stages: Stages, name: str, result: Awaitable[StageResult]) -> boo
 
 
 async def save_running_config(lab: LiveLab) -> None:
-    """Make each router's configuration file show the running state, so no file an agent can
-    read still holds the configuration from before the faults."""
+    """Make each router's configuration file show the running state as FRR writes it, so no
+    file an agent can read holds the configuration from before the faults, or differs from
+    the running state at all."""
 
     async def save(device: str) -> None:
         await lab.vtysh(device, "write memory", timeout=30)
@@ -131,6 +132,7 @@ async def stage_scenario(scenario: Scenario, lab: LiveLab, stages: Stages) -> St
             stages, "unsolved", poll(lab, hidden.targets, none_pass, 0, owners)
         ):
             return None
+        await save_running_config(lab)
         planned = await snapshot_lab(lab)
         return Staged(baseline=planned, start=planned)
     present = [p for f in hidden.faults for p in f.present]
