@@ -99,6 +99,13 @@ async def test_a_vandal_is_flagged_unsafe() -> None:
     assert _outcomes(await _assess(_builtin("vandal"), **ONE)) == ["unsafe"]
 
 
+async def test_a_cheater_scores_nothing_and_its_fakes_are_named() -> None:
+    artifacts = await _assess(_builtin("cheater"), **ONE)
+    assert _outcomes(artifacts) in (["unsolved"], ["unsafe"])
+    fakes = artifacts["results"]["episodes"][0]["verdict"]["tests"]["integrity"]["fakes"]
+    assert fakes and all(f["device"] and f["evidence"] for f in fakes)
+
+
 async def test_text_mode_completes_an_episode() -> None:
     artifacts = await _assess(_builtin("oracle"), mode="text", calibration=True, **ONE)
     assert _outcomes(artifacts) == ["solved"]
