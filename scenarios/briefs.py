@@ -40,7 +40,7 @@ DETOUR_FORMS = (
     "traffic from {a} to {b} takes a longer path than the design intends",
     "a traceroute from {a} to {b} ({ba}) shows more hops than it should",
     "{a} still reaches {b}, but over a detour",
-    "latency from {a} to {b} went up: packets go the long way round",
+    "packets from {a} to {b} cross more routers than they should",
 )
 QUIET_FORMS = (
     "the routing no longer uses every router-to-router link the design has",
@@ -61,7 +61,7 @@ LOST_FORMS = {
 }
 BLOCKED_FORMS = (
     "{client} cannot open TCP port {port} on {server} ({address})",
-    "connections from {client} to {server}:{port} time out",
+    "connections from {client} to {server}:{port} fail",
     "{client} reports that TCP/{port} on {server} is unreachable",
 )
 OPEN_FORMS = (
