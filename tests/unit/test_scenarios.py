@@ -123,11 +123,13 @@ SYMPTOM_FORMS = (
 
 
 def _symptom_lines(brief: str) -> int:
-    """How many symptom forms the brief holds (each form's fixed text, up to its first slot)."""
-    heads = {
-        re.split(r"\{\w+\}", form)[0] or re.split(r"\{\w+\}", form)[1] for form in SYMPTOM_FORMS
-    }
-    return sum(brief.count(head) for head in heads)
+    """How many symptom forms the brief holds, each matched whole (slots as names or numbers)."""
+    text = " ".join(brief.split())
+    patterns = [
+        r"[\w.:-]+".join(re.escape(part) for part in re.split(r"\{\w+\}", form))
+        for form in SYMPTOM_FORMS
+    ]
+    return sum(len(re.findall(pattern, text, re.IGNORECASE)) for pattern in patterns)
 
 
 @pytest.mark.parametrize("family", REACTIVE)
