@@ -166,6 +166,16 @@ def test_catalogue_counts_and_json_shape() -> None:
     assert {f["kind"] for f in families} == {"reactive", "constructive"}
 
 
+def test_constructive_constraints_name_the_protocol_to_use() -> None:
+    words = {"static": "static route", "ospf": "OSPF", "bgp": "BGP"}
+    for family in sorted(set(FAMILIES) - set(REACTIVE)):
+        word = words[FAMILIES[family].routing]
+        for seed in SEEDS:
+            public = generate(family, 1, seed).public
+            assert any(word.lower() in rule.lower() for rule in public.constraints)
+            assert all(rule in public.brief for rule in public.constraints)
+
+
 def test_constructive_briefs_vary() -> None:
     for family in sorted(set(FAMILIES) - set(REACTIVE)):
         briefs = {generate(family, level, seed).public.brief for level in LEVELS for seed in SEEDS}
