@@ -227,8 +227,8 @@ FAMILIES: dict[str, Family] = {
             "ospf",
             ACL_TYPES,
             REDUNDANT,
-            "A server sits behind an iptables policy on its gateway; rules on the firewall or "
-            "on a hop of the flows broke the policy.",
+            "A server sits behind an iptables policy on a router in front of it; rules on that "
+            "firewall or on a hop of the flows broke the policy.",
             firewall=True,
             extra_hosts=1,
         ),
