@@ -163,16 +163,20 @@ async def _fix_chain(
                 router, f"iptables -D FORWARD {blocking.spec}", f"rule dropped permitted TCP/{port}"
             )
         return
-    outsiders = [s for s in sources if s != admin]
-    if outsiders:
-        decided = _verdict(rules, outsiders[0], server, policy.admin_port)
-        if decided is None or decided[1].target == "ACCEPT":
-            drop = f"-d {server}/32 -p tcp -m tcp --dport {policy.admin_port} -j DROP"
-            await actor.execute(
-                router,
-                f"iptables -A FORWARD {drop}",
-                f"TCP/{policy.admin_port} to {policy.server} was open to every host",
-            )
+    # Flows the policy forbids: the admin port from every other host.
+    for source in [s for s in sources if s != admin]:
+        decided = _verdict(rules, source, server, policy.admin_port)
+        if decided is not None and decided[1].target != "ACCEPT":
+            continue
+        drop = f"-d {server}/32 -p tcp -m tcp --dport {policy.admin_port} -j DROP"
+        why = f"TCP/{policy.admin_port} to {policy.server} was open to {source}"
+        if decided is None:
+            await actor.execute(router, f"iptables -A FORWARD {drop}", why)
+        elif decided[1].source is not None:
+            await actor.execute(router, f"iptables -D FORWARD {decided[1].spec}", why)
+        else:
+            await actor.execute(router, f"iptables -I FORWARD {decided[0]} {drop}", why)
+        return
 
 
 async def _fix_nft(session: ToolSession, actor: Actor, router: str) -> None:

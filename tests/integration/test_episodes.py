@@ -13,7 +13,7 @@ from netdojo.judges.runner import AgentReport, Budgets, run_episode
 from netdojo.scenarios.families import generate
 
 pytestmark = pytest.mark.anyio
-SCENARIO = ("ospf-adjacency", 1, 1)  # has a protected flow and adjacency guards
+SCENARIO = ("ospf-adjacency", 1, 26)  # has a protected flow and adjacency guards
 
 
 async def _run(agent, budgets: Budgets | None = None):  # type: ignore[no-untyped-def]
