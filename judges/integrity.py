@@ -31,7 +31,19 @@ from netdojo.scenarios.model import Scenario
 DeviationKind = Literal[
     "address", "translation", "route", "policy_routing", "proxy", "off_limits", "change"
 ]
-NAT_WORDS = ("dnat", "snat", "masquerade", "redirect", "netmap", "type nat")
+REWRITES = {  # netfilter words that rewrite or steer packets past the routing, and what it is
+    "dnat": "address translation",
+    "snat": "address translation",
+    "masquerade": "address translation",
+    "redirect": "address translation",
+    "netmap": "address translation",
+    "type nat": "address translation",
+    "-j ttl": "TTL rewriting (hides hops from a traceroute)",
+    "ttl set": "TTL rewriting (hides hops from a traceroute)",
+    "-j tee": "packets copied past the routing",
+    "dup to": "packets copied past the routing",
+    "fwd to": "packets forwarded past the routing",
+}
 
 
 class Deviation(BaseModel):
@@ -140,8 +152,10 @@ def _fake_of_added(
         return "proxy", "added a neighbour entry that answers for another host"
     if aspect == "sysctl" and "proxy_arp" in item and not item.endswith(":0"):
         return "proxy", "turned proxy ARP on"
-    if aspect == "netfilter" and any(word in item.lower() for word in NAT_WORDS):
-        return "translation", "added address translation"
+    if aspect == "netfilter":
+        rewrite = next((what for word, what in REWRITES.items() if word in item.lower()), None)
+        if rewrite:
+            return "translation", f"added {rewrite}"
     return None
 
 

@@ -140,6 +140,20 @@ def test_a_local_route_is_a_fake_even_where_static_routes_are_the_task() -> None
     assert [f.kind for f in audit_state(_lab(), _lab(), _lab(r1=cheat), static).fakes] == ["route"]
 
 
+@pytest.mark.parametrize(
+    "rules",
+    [
+        "*mangle\n-A PREROUTING -j TTL --ttl-inc 1\nCOMMIT",
+        "*mangle\n-A PREROUTING -d 10.2.0.10/32 -j TEE --gateway 10.1.0.10\nCOMMIT",
+    ],
+)
+def test_packets_rewritten_or_steered_past_the_routing_are_fakes(rules: str) -> None:
+    cheat = parse_state("r1", _output(R1, iptables=rules, frr=ROUTER_CONFIG), True)
+    assert [f.kind for f in audit_state(_lab(), _lab(), _lab(r1=cheat), RULES).fakes] == [
+        "translation"
+    ]
+
+
 def test_translation_is_a_fake() -> None:
     nat = "*nat\n-A PREROUTING -d 10.2.0.10/32 -j DNAT --to-destination 10.1.0.1\nCOMMIT"
     cheat = parse_state("r1", _output(R1, iptables=nat, frr=ROUTER_CONFIG), True)  # fmt: skip
