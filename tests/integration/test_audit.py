@@ -47,8 +47,8 @@ def test_audit_samples_every_family_and_level() -> None:
     failed = [r for r in records if not r["ok"]]
     assert not failed, json.dumps(failed, indent=1)[:4000]
     assert len(records) == expected
-    reactive = ["deploy", "baseline", "inject", "fault_active", "solve", "fixed"]
-    constructive = ["deploy", "baseline", "unsolved", "solve", "fixed"]
+    reactive = ["deploy", "baseline", "inject", "fault_active", "solve", "fixed", "integrity"]
+    constructive = ["deploy", "baseline", "unsolved", "solve", "fixed", "integrity"]
     for record in records:
         expected = constructive if FAMILIES[record["family"]].kind == "constructive" else reactive
         assert list(record["stages"]) == expected
