@@ -21,7 +21,7 @@ import pytest
 from netdojo.scenarios.families import FAMILIES, LEVELS
 
 NETDOJO = str(Path(sys.executable).parent / "netdojo")
-SAMPLE = {1: None, 2: 8, 3: 3}  # families per level; None: all of them
+SAMPLE = {1: None, 2: 5, 3: 2}  # families per level; None: all of them
 
 
 @pytest.mark.timeout(1800)
