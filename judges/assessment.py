@@ -18,6 +18,7 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from netdojo.judges.episode import new_episode_id
 from netdojo.judges.provenance import Provenance, provenance
 from netdojo.judges.runner import Agent, Budgets, EpisodeRecord, run_episode_with_retry
 from netdojo.judges.summary import Summary, summarize
@@ -33,11 +34,6 @@ SEED_BOUND = 2**31
 def drawn_seed() -> int:
     """A fresh assessment seed, so that no schedule is known in advance."""
     return secrets.randbelow(SEED_BOUND)
-
-
-def new_episode_id() -> str:
-    """An opaque episode id: random, never derived from the scenario or its seed."""
-    return secrets.token_hex(8)
 
 
 class AssessmentConfig(BaseModel):

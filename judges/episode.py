@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import time
 
 import anyio
@@ -14,6 +15,11 @@ from netdojo.labs.runtime import LiveLab, start_lab, stop_lab, stop_lab_detached
 from netdojo.scenarios.model import Scenario
 from netdojo.tools.lab_tools import LabTools, ToolLimits
 from netdojo.tools.trajectory import Trajectory
+
+
+def new_episode_id() -> str:
+    """An opaque episode id: random, never derived from the scenario or its seed."""
+    return secrets.token_hex(8)
 
 
 class StagingError(NetdojoError):

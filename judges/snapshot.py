@@ -24,7 +24,6 @@ from netdojo.labs.runtime import LiveLab
 Aspect = Literal["address", "link", "route", "rule", "neighbour", "sysctl", "netfilter", "frr"]
 DYNAMIC_PROTOCOLS = {"kernel", "ospf", "bgp"}
 SNAPSHOT_TIMEOUT_S = 30.0
-SNAPSHOT_ATTEMPTS = 3
 SNAPSHOT_MAX_OUTPUT = 1024 * 1024
 _MARK = "@@netdojo-snapshot:"
 _STATUS = "@@netdojo-status:"
@@ -199,26 +198,22 @@ def parse_state(device: str, output: str, router: bool) -> DeviceState:
 
 
 async def snapshot_device(lab: LiveLab, device: str, router: bool) -> DeviceState:
-    """One device's state; a read that comes back malformed is read again, a few times."""
-    problem = ""
-    for _ in range(SNAPSHOT_ATTEMPTS):
-        done = await lab.exec(
-            device,
-            ["sh", "-c", _script(router)],
-            timeout=SNAPSHOT_TIMEOUT_S,
-            max_output=SNAPSHOT_MAX_OUTPUT,
-        )
-        if done.timed_out or done.truncated or done.exit_code is None:
-            why = "timed out" if done.timed_out else "cut short" if done.truncated else "failed"
-            raise SnapshotError(f"{device}: snapshot {why}: {done.stderr.strip()[:200]}")
-        try:
-            return parse_state(device, done.stdout, router)
-        except SnapshotError as exc:
-            problem = (
-                f"{exc} (exit {done.exit_code}, {len(done.stdout)} bytes out, "
-                f"stderr {done.stderr.strip()[:200]!r})"
-            )
-    raise SnapshotError(f"{problem}, {SNAPSHOT_ATTEMPTS} times")
+    done = await lab.exec(
+        device,
+        ["sh", "-c", _script(router)],
+        timeout=SNAPSHOT_TIMEOUT_S,
+        max_output=SNAPSHOT_MAX_OUTPUT,
+    )
+    if done.timed_out or done.truncated or done.exit_code is None:
+        why = "timed out" if done.timed_out else "cut short" if done.truncated else "failed"
+        raise SnapshotError(f"{device}: snapshot {why}: {done.stderr.strip()[:200]}")
+    try:
+        return parse_state(device, done.stdout, router)
+    except SnapshotError as exc:
+        raise SnapshotError(
+            f"{exc} (exit {done.exit_code}, {len(done.stdout)} bytes out, "
+            f"stderr {done.stderr.strip()[:200]!r})"
+        ) from None
 
 
 async def snapshot_lab(lab: LiveLab) -> LabState:

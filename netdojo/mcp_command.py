@@ -74,8 +74,7 @@ async def _serve(
     idle_minutes: float,
     trajectory: Path | None,
 ) -> None:
-    from netdojo.judges.assessment import new_episode_id
-    from netdojo.judges.episode import open_episode
+    from netdojo.judges.episode import new_episode_id, open_episode
     from netdojo.servers.mcp_server import evaluation_server, practice_server
     from netdojo.servers.practice import PracticeSession
 

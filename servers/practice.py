@@ -13,8 +13,7 @@ from collections.abc import Awaitable, Callable
 import anyio
 from pydantic import BaseModel, Field
 
-from netdojo.judges.assessment import new_episode_id
-from netdojo.judges.episode import Episode, open_episode
+from netdojo.judges.episode import Episode, new_episode_id, open_episode
 from netdojo.judges.grading import Grade
 from netdojo.labs.errors import NetdojoError
 from netdojo.scenarios.families import FAMILIES, LEVELS, check_choice, generate

@@ -17,10 +17,10 @@ from netdojo.judges.assessment import (
     SEED_BOUND,
     AssessmentConfig,
     Slot,
-    new_episode_id,
     run_assessment,
     schedule,
 )
+from netdojo.judges.episode import new_episode_id
 from netdojo.judges.provenance import Provenance
 from netdojo.judges.runner import AgentReport, Budgets, EpisodeRecord
 from netdojo.run_folder import open_run
