@@ -35,7 +35,7 @@ from netdojo.scenarios.model import (
     scenario_id,
 )
 from netdojo.scenarios.multiarea import MULTIAREA_INJECTORS, plan_areas
-from netdojo.scenarios.network import Network, Routing, plan_network, render_lab
+from netdojo.scenarios.network import Network, Routing, ospf_link, plan_network, render_lab
 from netdojo.scenarios.path_intent import traceroute_probe
 from netdojo.scenarios.symptoms import Observation, designed_paths, outlook
 from netdojo.scenarios.topology import Shape, make_topology, router_count
@@ -561,7 +561,7 @@ def _link_guards(network: Network, impact: Impact, routing: Routing) -> list[Pro
         if frozenset((a, b)) in impact.down_links:
             continue
         kind: ProbeKind
-        if routing == "ospf" or (network.internal(a) and network.internal(b)):
+        if ospf_link(network, routing, a, b):
             neighbour = network.node(b).loopback
             kind, params, what = "ospf_full", {"neighbor": neighbour}, "a Full OSPF adjacency"
         else:

@@ -19,7 +19,7 @@ import networkx as nx
 
 from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.model import Fault, Probe, configure, execute
-from netdojo.scenarios.network import Iface, Network, Routing, static_routes
+from netdojo.scenarios.network import Iface, Network, Routing, ospf_link, static_routes
 from netdojo.scenarios.symptoms import Observation
 
 
@@ -91,9 +91,16 @@ def transit_end(ctx: FaultContext) -> tuple[str, str, Iface] | None:
     return None
 
 
-def link_down(network: Network, a: str, b: str, tag: str) -> tuple[Impact, list[Probe]]:
+def link_down(ctx: FaultContext, a: str, b: str, tag: str) -> tuple[Impact, list[Probe]]:
+    """A transit link that stops carrying traffic, and the protocol state that shows it is back:
+    the OSPF adjacency where OSPF runs on the link, the eBGP session elsewhere; nothing for a
+    statically routed link, whose repair shows only in what it forwards."""
     impact = Impact(down_links={frozenset((a, b))})
-    return impact, [adjacency_probe(network, a, b, True, tag)]
+    if ctx.routing == "static":
+        return impact, []
+    if ospf_link(ctx.network, ctx.routing, a, b):
+        return impact, [adjacency_probe(ctx.network, a, b, True, tag)]
+    return impact, [session_probe(ctx.network, a, b, True, tag)]
 
 
 def _ospf_link_fault(type_: str, inject: list[str], fix: list[str], under: str) -> Injector:
@@ -111,7 +118,7 @@ def _ospf_link_fault(type_: str, inject: list[str], fix: list[str], under: str) 
         a, b, iface = picked
         head = f"interface {iface.name}" if under == "interface" else "router ospf"
         values = {"iface": iface.name, "subnet": subnet_of(iface)}
-        impact, healthy = link_down(ctx.network, a, b, type_)
+        impact, healthy = link_down(ctx, a, b, type_)
         present = [adjacency_probe(ctx.network, a, b, False, type_)]
         return FaultPlan(
             Fault(
@@ -186,10 +193,8 @@ def admin_down(ctx: FaultContext) -> FaultPlan | None:
     if not (picked := transit_end(ctx)):
         return None
     a, b, iface = picked
-    impact, healthy = link_down(ctx.network, a, b, "iface.admin_down")
-    return _port_down(
-        "iface.admin_down", a, iface.name, impact, healthy if ctx.routing == "ospf" else []
-    )
+    impact, healthy = link_down(ctx, a, b, "iface.admin_down")
+    return _port_down("iface.admin_down", a, iface.name, impact, healthy)
 
 
 def wrong_address(ctx: FaultContext) -> FaultPlan | None:
@@ -198,8 +203,7 @@ def wrong_address(ctx: FaultContext) -> FaultPlan | None:
     a, b, iface = picked
     octets = iface.address.split("/")[0].split(".")
     wrong = f"{octets[0]}.{octets[1]}.254.{int(octets[3]) % 4 + 4 * ctx.rng.randint(1, 60)}/30"
-    impact, healthy = link_down(ctx.network, a, b, "iface.wrong_address")
-    healthy = healthy if ctx.routing == "ospf" else []
+    impact, healthy = link_down(ctx, a, b, "iface.wrong_address")
     return _readdress_port("iface.wrong_address", a, iface, wrong, impact, healthy)
 
 
@@ -243,7 +247,7 @@ def mtu_mismatch(ctx: FaultContext) -> FaultPlan | None:
     if picked is None:
         return None
     a, b, iface = picked
-    impact, healthy = link_down(ctx.network, a, b, "iface.mtu_mismatch")
+    impact, healthy = link_down(ctx, a, b, "iface.mtu_mismatch")
     return FaultPlan(
         Fault(
             type="iface.mtu_mismatch",
@@ -680,7 +684,7 @@ def _md5_fault(type_: str, inject: list[str], fix: list[str]) -> Injector:
             return None
         a, b, iface, key = picked
         head = f"interface {iface.name}"
-        impact, healthy = link_down(ctx.network, a, b, type_)
+        impact, healthy = link_down(ctx, a, b, type_)
         return FaultPlan(
             Fault(
                 type=type_,

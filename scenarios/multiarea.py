@@ -206,7 +206,7 @@ def router_id_clash(ctx: FaultContext) -> FaultPlan | None:
             continue
         own, taken = router_id(ctx.network, router), router_id(ctx.network, peer)
         tag = "ospf.router_id_clash"
-        impact, healthy = link_down(ctx.network, router, peer, tag)
+        impact, healthy = link_down(ctx, router, peer, tag)
         clear = execute(router, "clear ip ospf process")
         return FaultPlan(
             Fault(

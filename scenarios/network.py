@@ -296,6 +296,12 @@ def bgp_lines(network: Network, router: Node) -> list[str]:
     return lines
 
 
+def ospf_link(network: Network, routing: Routing, a: str, b: str) -> bool:
+    """Whether OSPF runs on the transit link between ``a`` and ``b``: every link of an OSPF
+    network, the links inside the core AS of an iBGP one."""
+    return routing == "ospf" or (routing == "ibgp" and network.internal(a) and network.internal(b))
+
+
 def ibgp_lines(network: Network, router: Node) -> list[str]:
     """A core router: OSPF for links and loopbacks only, iBGP full mesh between loopbacks,
     next-hop-self towards the mesh where it has an external peer; an external router: eBGP

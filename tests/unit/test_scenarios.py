@@ -74,6 +74,30 @@ def test_different_seeds_give_different_networks() -> None:
 
 
 REACTIVE = sorted(name for name, family in FAMILIES.items() if family.kind == "reactive")
+LINK_FAULTS = {"iface.admin_down", "iface.wrong_address"}
+ROUTED_WITH_LINK_FAULTS = sorted(
+    name
+    for name, family in FAMILIES.items()
+    if family.routing != "static" and LINK_FAULTS & set(family.types)
+)
+
+
+@pytest.mark.parametrize("family", ROUTED_WITH_LINK_FAULTS)
+def test_a_routed_link_fault_is_judged_by_the_protocol_on_its_link(family: str) -> None:
+    """A link taken down on a routed network is repaired only when its adjacency or session is
+    back, even where no host's path crosses it (a router chain with no LAN behind it)."""
+    checked = 0
+    for seed in [*range(1, 41), 2353]:
+        hidden = generate(family, 1, seed).hidden
+        for fault in hidden.faults:
+            if fault.red_herring or fault.type not in LINK_FAULTS:
+                continue
+            checked += 1
+            assert any(
+                t.device == fault.device and t.kind in ("ospf_full", "bgp_session")
+                for t in hidden.targets
+            ), (family, seed, fault.type, fault.device)
+    assert checked
 
 
 @pytest.mark.parametrize("family", REACTIVE)
