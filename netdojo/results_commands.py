@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import inspect
 import json
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
-import anyio
 import typer
 from rich import box
 from rich.console import Console
@@ -46,27 +44,22 @@ class Only(StrEnum):
 
 
 def evaluation_tools() -> tuple[str, list[dict[str, Any]]]:
-    """The instructions and tools an evaluated agent is served, as OpenAI-style definitions.
+    """The instructions and tools an evaluated agent is served, as OpenAI-style definitions."""
+    from netdojo.servers.mcp_server import INSTRUCTIONS
+    from netdojo.tools.registry import tool_specs
 
-    Listing the tools of an evaluation server calls none of them, so no lab is needed.
-    """
-    from netdojo.servers.mcp_server import evaluation_server
-    from netdojo.tools.lab_tools import LabTools
-
-    server = evaluation_server(cast(LabTools, None))
-    listed = anyio.run(server.list_tools)
     tools = [
         {
             "type": "function",
             "function": {
-                "name": t.name,
-                "description": inspect.cleandoc(t.description or ""),
-                "parameters": t.input_schema,
+                "name": spec.name,
+                "description": spec.description,
+                "parameters": spec.input_schema(),
             },
         }
-        for t in listed
+        for spec in tool_specs()
     ]
-    return server.instructions or "", tools
+    return INSTRUCTIONS, tools
 
 
 def _comparisons(runs: list[Run]) -> list[RunComparison]:

@@ -2,32 +2,32 @@
 
 Evaluation mode serves the lab tools and `submit`, nothing that grades or reveals. Practice
 mode adds `list_families`, `start_scenario`, `brief`, `reset`, `grade` and `end`; the lab
-tools then act on the current scenario.
+tools then act on the current scenario. The tools over a lab come from the tool registry, by
+name, each with its arguments model as its input schema.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Annotated, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Annotated, Any, TypeVar
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, Field, create_model
 
 from netdojo import __version__
 from netdojo.judges.grading import Grade
 from netdojo.labs.errors import NetdojoError
 from netdojo.scenarios.model import PublicHalf
 from netdojo.servers.practice import BriefView, EndResult, FamilyInfo, PracticeSession, Started
-from netdojo.tools.actions import ConfigureResult, ExecuteResult
-from netdojo.tools.allowlist import ALLOWED_FORMS
-from netdojo.tools.capture import CaptureResult
-from netdojo.tools.lab_tools import LabTools, ShowResult, SubmitResult, ToolFailure
-from netdojo.tools.reachability import PingResult, TracerouteResult
-from netdojo.tools.read_allowlist import READ_FORMS
-from netdojo.tools.topology import TopologyView, mermaid
+from netdojo.tools.lab_tools import LabTools, ToolFailure
+from netdojo.tools.registry import LAB_TOOLS, STANDARD_TOOLS, tool_spec
+from netdojo.tools.spec import ToolSpec
+from netdojo.tools.topology import mermaid
 
 T = TypeVar("T")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
@@ -37,8 +37,6 @@ INSTRUCTIONS = (
     "topology, show, ping, traceroute and capture; change it with configure (FRR lines) and "
     "execute (allowlisted Linux commands)."
 )
-
-Device = Annotated[str, Field(description="a device name from topology()")]
 
 
 async def _run(call: Awaitable[T]) -> T:
@@ -59,100 +57,45 @@ def _topology_markdown(public: PublicHalf) -> str:
     return "\n".join(["```mermaid", mermaid(public), "```", "", *table, ""])
 
 
-def add_lab_tools(server: MCPServer, current: Callable[[], LabTools]) -> None:
-    """Register the lab tools; ``current`` gives the episode's tools or raises `ToolError`."""
-
-    @server.tool(annotations=READ_ONLY)
-    async def topology() -> TopologyView:
-        """The network: devices with roles and interfaces (addresses where given), links, and a
-        Mermaid diagram."""
-        return await _run(current().topology())
-
-    @server.tool(annotations=READ_ONLY, description=_show_description())
-    async def show(
-        device: Device,
-        command: Annotated[str, Field(description="a read-only command, e.g. `show ip route`")],
-    ) -> ShowResult:
-        return await _run(current().show(device, command))
-
-    @server.tool(annotations=DESTRUCTIVE)
-    async def configure(
-        device: Device,
-        lines: Annotated[
-            list[str],
-            Field(
-                description="FRR configuration lines as typed in `configure terminal`, e.g. "
-                "['router ospf', ' network 10.0.0.0/30 area 0']"
-            ),
-        ],
-    ) -> ConfigureResult:
-        """Apply FRR configuration lines through vtysh in one go; each line is reported as
-        accepted or with FRR's error."""
-        return await _run(current().configure(device, lines))
-
-    @server.tool(annotations=DESTRUCTIVE, description=_execute_description())
-    async def execute(
-        device: Device,
-        command: Annotated[str, Field(description="one command, e.g. `ip link set eth0 up`")],
-    ) -> ExecuteResult:
-        return await _run(current().execute(device, command))
-
-    @server.tool(annotations=READ_ONLY)
-    async def ping(
-        source: Device,
-        destination: Annotated[str, Field(description="an IP address or a device name")],
-        count: Annotated[int, Field(ge=1, le=10, description="echo requests to send")] = 3,
-    ) -> PingResult:
-        """Ping from a device; returns loss and round-trip times."""
-        return await _run(current().ping(source, destination, count))
-
-    @server.tool(annotations=READ_ONLY)
-    async def traceroute(
-        source: Device,
-        destination: Annotated[str, Field(description="an IP address or a device name")],
-    ) -> TracerouteResult:
-        """The hops from a device to a destination (one probe per hop, numeric)."""
-        return await _run(current().traceroute(source, destination))
-
-    @server.tool(annotations=READ_ONLY)
-    async def capture(
-        device: Device,
-        interface: Annotated[str, Field(description="eth<N>, lo or any")],
-        filter: Annotated[str, Field(description="a pcap filter, e.g. `icmp or proto ospf`")] = "",
-        seconds: Annotated[float, Field(ge=0.5, le=30, description="how long to listen")] = 5.0,
-        max_packets: Annotated[int, Field(ge=1, le=200, description="stop after this many")] = 50,
-    ) -> CaptureResult:
-        """Capture packets on a device interface; returns decoded packet summaries."""
-        return await _run(current().capture(device, interface, filter, seconds, max_packets))
+def served_tools(current: Callable[[], LabTools], names: Sequence[str] = LAB_TOOLS) -> list[Tool]:
+    """The registered tools of these names, for `MCPServer(tools=...)`; ``current`` gives the
+    episode's tools or raises `ToolError`."""
+    return [_served(tool_spec(name), current) for name in names]
 
 
-def _show_description() -> str:
-    forms = "\n".join(f"- {form}" for form in READ_FORMS)
-    return (
-        "Read a device's state. The result has the text and, when the command has a JSON form, "
-        f"the parsed JSON. Allowed forms:\n{forms}"
+def _served(spec: ToolSpec[Any, Any], current: Callable[[], LabTools]) -> Tool:
+    """One tool whose input schema and argument check are its arguments model.
+
+    `MCPServer.add_tool` would derive both from a function signature; a `Tool` built here
+    validates with the model itself (over the SDK's argument base, which hands the handler
+    the fields one level deep).
+    """
+
+    async def call(**arguments: Any) -> BaseModel:
+        return await _run(spec.run(current(), spec.arguments.model_validate(arguments)))
+
+    checked = create_model(f"{spec.name}Arguments", __base__=(spec.arguments, ArgModelBase))
+    return Tool(
+        fn=call,
+        name=spec.name,
+        description=spec.description,
+        parameters=spec.input_schema(),
+        fn_metadata=FuncMetadata(arg_model=checked, output_model=spec.result),
+        is_async=True,
+        annotations=ToolAnnotations(
+            read_only_hint=spec.read_only, destructive_hint=spec.destructive, open_world_hint=False
+        ),
     )
 
 
-def _execute_description() -> str:
-    forms = "\n".join(f"- {form}" for form in ALLOWED_FORMS)
-    return (
-        "Run one state-changing command in a device, as an argument vector (no shell). "
-        f"Allowed forms:\n{forms}"
+def evaluation_server(tools: LabTools, tool_names: Sequence[str] = STANDARD_TOOLS) -> MCPServer:
+    """One episode: its tools (the lab tools and `submit`); nothing grades or reveals."""
+    server = MCPServer(
+        "netdojo",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        tools=served_tools(lambda: tools, tool_names),
     )
-
-
-def evaluation_server(tools: LabTools) -> MCPServer:
-    """One episode: the lab tools and `submit`; nothing grades or reveals."""
-    server = MCPServer("netdojo", version=__version__, instructions=INSTRUCTIONS)
-    add_lab_tools(server, lambda: tools)
-
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
-    async def submit(
-        summary: Annotated[str, Field(description="what you found and changed", max_length=20000)],
-    ) -> SubmitResult:
-        """Declare the task done; the network is then judged and no further calls are taken."""
-        return await _run(tools.submit(summary))
 
     @server.resource("netdojo://brief", mime_type="text/plain")
     def brief() -> str:
@@ -169,7 +112,6 @@ def evaluation_server(tools: LabTools) -> MCPServer:
 
 def practice_server(session: PracticeSession) -> MCPServer:
     """Practice: pick a scenario, work on it with the lab tools, grade it, start another."""
-    server = MCPServer("netdojo-practice", version=__version__, instructions=INSTRUCTIONS)
 
     def current() -> LabTools:
         session.touch()
@@ -177,7 +119,12 @@ def practice_server(session: PracticeSession) -> MCPServer:
             raise ToolError("no scenario is running; call start_scenario first")
         return session.episode.tools
 
-    add_lab_tools(server, current)
+    server = MCPServer(
+        "netdojo-practice",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        tools=served_tools(current),
+    )
 
     @server.tool(annotations=READ_ONLY)
     async def list_families() -> list[FamilyInfo]:

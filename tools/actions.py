@@ -1,22 +1,40 @@
 """State-changing actions on one live lab: FRR configuration lines and allowlisted commands.
 
-These are the functions behind the agent-facing `configure` and `execute` tools; the
-reference solutions of scenarios are applied through them too.
+These are the functions behind the agent-facing `configure` and `execute` tools, declared here;
+the reference solutions of scenarios and fault injections are applied through them too.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
+from typing import Annotated
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from netdojo.labs.runtime import DEFAULT_MAX_OUTPUT, LiveLab
 from netdojo.scenarios.model import ToolCall
-from netdojo.tools.allowlist import CommandRefused, parse_command
+from netdojo.tools.allowlist import ALLOWED_FORMS, CommandRefused, parse_command
+from netdojo.tools.spec import Device, ToolArguments, ToolSpec, UnknownTool
 
 CONFIG_TIMEOUT_S = 30.0
 _LINE_ERROR = re.compile(r"^line (\d+): (.*)$", re.MULTILINE)
+
+
+class ConfigureArguments(ToolArguments):
+    device: Device
+    lines: Annotated[
+        list[str],
+        Field(
+            description="FRR configuration lines as typed in `configure terminal`, e.g. "
+            "['router ospf', ' network 10.0.0.0/30 area 0']"
+        ),
+    ]
+
+
+class ExecuteArguments(ToolArguments):
+    device: Device
+    command: Annotated[str, Field(description="one command, e.g. `ip link set eth0 up`")]
 
 
 class LineResult(BaseModel):
@@ -105,9 +123,39 @@ async def execute(
     )
 
 
+CONFIGURE = ToolSpec(
+    name="configure",
+    arguments=ConfigureArguments,
+    result=ConfigureResult,
+    description="Apply FRR configuration lines through vtysh in one go; each line is reported "
+    "as accepted or with FRR's error.",
+    run=lambda tools, a: tools.configure(a.device, a.lines),
+    read_only=False,
+    destructive=True,
+    act=lambda lab, a: configure(lab, a.device, a.lines),
+)
+EXECUTE = ToolSpec(
+    name="execute",
+    arguments=ExecuteArguments,
+    result=ExecuteResult,
+    description="Run one state-changing command in a device, as an argument vector (no shell). "
+    "Allowed forms:\n" + "\n".join(f"- {form}" for form in ALLOWED_FORMS),
+    run=lambda tools, a: tools.execute(a.device, a.command),
+    read_only=False,
+    destructive=True,
+    act=lambda lab, a: execute(lab, a.device, a.command),
+)
+
+
 async def apply(lab: LiveLab, call: ToolCall) -> ConfigureResult | ExecuteResult:
-    """Apply one recorded tool call (a reference solution step or a fault injection)."""
-    args = call.arguments
-    if call.tool == "configure":
-        return await configure(lab, args["device"], list(args["lines"]))
-    return await execute(lab, args["device"], args["command"])
+    """Apply one recorded tool call (a reference solution step or a fault injection), its
+    arguments checked by the tool's own model."""
+    from netdojo.tools.registry import tool_spec  # the registry imports this module's tools
+
+    spec = tool_spec(call.tool)
+    if spec.act is None:
+        raise UnknownTool(f"the {call.tool} tool does not change a lab, so it cannot be applied")
+    result: ConfigureResult | ExecuteResult = await spec.act(
+        lab, spec.arguments.model_validate(call.arguments)
+    )
+    return result

@@ -1,4 +1,4 @@
-"""Packet captures: the tcpdump command run in a device, and the pcap decoded with scapy."""
+"""The `capture` tool: the tcpdump command run in a device, and the pcap decoded with scapy."""
 
 from __future__ import annotations
 
@@ -6,15 +6,25 @@ import io
 import logging
 import re
 from functools import cache
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
 from netdojo.tools.allowlist import CommandRefused, split_words
+from netdojo.tools.spec import Device, ToolArguments, ToolSpec
 
+MIN_SECONDS = 0.5
 MAX_SECONDS = 30.0
 MAX_PACKETS = 200
 _INTERFACE = re.compile(r"eth\d{1,3}|lo|any")
+
+
+class CaptureArguments(ToolArguments):
+    device: Device
+    interface: Annotated[str, Field(description="eth<N>, lo or any")]
+    filter: str = Field("", description="a pcap filter, e.g. `icmp or proto ospf`")
+    seconds: float = Field(5.0, ge=MIN_SECONDS, le=MAX_SECONDS, description="how long to listen")
+    max_packets: int = Field(50, ge=1, le=MAX_PACKETS, description="stop after this many")
 
 
 class PacketSummary(BaseModel):
@@ -40,7 +50,7 @@ class CaptureRefused(CommandRefused):
     forms = (
         "capture on eth<N>, lo or any",
         "a tcpdump filter expression (pcap-filter syntax), no options",
-        f"seconds 0.5..{MAX_SECONDS:g}, max_packets 1..{MAX_PACKETS}",
+        f"seconds {MIN_SECONDS:g}..{MAX_SECONDS:g}, max_packets 1..{MAX_PACKETS}",
     )
 
 
@@ -100,6 +110,17 @@ def _summary(packet: Any, first: float, ip: Any, ipv6: Any, arp: Any) -> PacketS
 def _protocol(packet: Any) -> str:
     names = [p.name for p in packet.iterpayloads() if type(p).__name__ not in ("Raw", "Padding")]
     return str(names[-1]) if names else "Raw"
+
+
+CAPTURE = ToolSpec(
+    name="capture",
+    arguments=CaptureArguments,
+    result=CaptureResult,
+    description="Capture packets on a device interface; returns decoded packet summaries.",
+    run=lambda tools, a: tools.capture(a.device, a.interface, a.filter, a.seconds, a.max_packets),
+    read_only=True,
+    destructive=False,
+)
 
 
 @cache

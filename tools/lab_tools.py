@@ -2,7 +2,8 @@
 
 Every call is checked (device names, allowlists, bounds), runs with a timeout and an output
 cap, and is appended to the episode's trajectory. Failures an agent should read raise
-`ToolFailure` with a message that says what was wrong and what is valid.
+`ToolFailure` with a message that says what was wrong and what is valid. The arguments of a call
+are checked by its tool's model, whoever calls it.
 """
 
 from __future__ import annotations
@@ -13,36 +14,31 @@ import json
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import anyio
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from netdojo.labs.errors import LabError
 from netdojo.labs.runtime import DEFAULT_MAX_OUTPUT, ExecResult, LiveLab
 from netdojo.scenarios.model import PublicHalf
 from netdojo.tools import actions
 from netdojo.tools.allowlist import CommandRefused, parse_command
-from netdojo.tools.capture import (
-    MAX_PACKETS,
-    MAX_SECONDS,
-    CaptureRefused,
-    CaptureResult,
-    decode_pcap,
-    tcpdump_argv,
-)
+from netdojo.tools.capture import CAPTURE, MAX_SECONDS, CaptureResult, decode_pcap, tcpdump_argv
 from netdojo.tools.config_allowlist import check_config_lines
 from netdojo.tools.reachability import (
+    PING,
+    TRACEROUTE,
     PingResult,
     TracerouteResult,
     parse_ping,
     parse_traceroute,
 )
-from netdojo.tools.read_allowlist import parse_read, split_trailing_json
-from netdojo.tools.topology import TopologyView, topology_view
+from netdojo.tools.read_allowlist import READ_FORMS, parse_read, split_trailing_json
+from netdojo.tools.spec import Device, ToolArguments, ToolSpec
+from netdojo.tools.topology import TOPOLOGY, TopologyView, topology_view
 from netdojo.tools.trajectory import Trajectory, storable
 
-MAX_PING_COUNT = 10
 GRACE_S = 10.0  # beyond a command's own timeout, for the docker API round trips
 
 Result = TypeVar("Result", bound=BaseModel)
@@ -50,6 +46,15 @@ Result = TypeVar("Result", bound=BaseModel)
 
 class ToolFailure(Exception):
     """A call the agent should correct: the message says what was wrong and what is valid."""
+
+
+class ShowArguments(ToolArguments):
+    device: Device
+    command: Annotated[str, Field(description="a read-only command, e.g. `show ip route`")]
+
+
+class SubmitArguments(ToolArguments):
+    summary: Annotated[str, Field(description="what you found and changed", max_length=20000)]
 
 
 class ShowResult(BaseModel):
@@ -84,6 +89,18 @@ def _note(done: ExecResult, limits: ToolLimits) -> str | None:
     return None
 
 
+def _check_arguments(spec: ToolSpec[Any, Any], arguments: dict[str, Any]) -> None:
+    """Check a call's arguments against its tool's model; a `ToolFailure` names each problem."""
+    try:
+        spec.arguments.model_validate(arguments)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, error['loc'])) or 'arguments'}: {error['msg']}"
+            for error in exc.errors()
+        )
+        raise ToolFailure(f"invalid arguments for {spec.name}: {problems}") from None
+
+
 class LabTools:
     """The tools of one episode: one live lab, its public facts and its trajectory."""
 
@@ -111,13 +128,14 @@ class LabTools:
 
     async def _recorded(
         self,
-        tool: str,
+        spec: ToolSpec[Any, Result],
         arguments: dict[str, Any],
         run: Callable[[], Awaitable[Result]],
         summarize: Callable[[Result], str],
         changes_state: Callable[[Result], bool] | None = None,
         deadline_s: float | None = None,
     ) -> Result:
+        tool = spec.name
         deadline_s = deadline_s or self.limits.show_timeout_s + GRACE_S
         started = time.monotonic()
         try:
@@ -127,6 +145,7 @@ class LabTools:
             if budget is not None and tool != "submit" and self.calls >= budget:
                 raise ToolFailure(f"the budget of {budget} tool calls is spent; call submit")
             self.calls += 1
+            _check_arguments(spec, arguments)
             with anyio.fail_after(deadline_s):
                 result = await run()
         except TimeoutError:
@@ -184,7 +203,7 @@ class LabTools:
             return topology_view(self.public)
 
         return await self._recorded(
-            "topology",
+            TOPOLOGY,
             {},
             run,
             lambda r: f"{len(r.devices)} devices, {len(r.links)} links",
@@ -213,7 +232,7 @@ class LabTools:
             )
 
         return await self._recorded(
-            "show",
+            SHOW,
             {"device": device, "command": command},
             run,
             lambda r: f"{len(r.text)} chars" + (" (cut)" if r.truncated else ""),
@@ -230,7 +249,7 @@ class LabTools:
             )
 
         return await self._recorded(
-            "configure",
+            actions.CONFIGURE,
             {"device": device, "lines": lines},
             run,
             lambda r: f"{sum(x.accepted for x in r.lines)}/{len(r.lines)} lines accepted",
@@ -251,7 +270,7 @@ class LabTools:
             )
 
         return await self._recorded(
-            "execute",
+            actions.EXECUTE,
             {"device": device, "command": command},
             run,
             lambda r: f"exit {r.exit_code}" + (" (timed out)" if r.timed_out else ""),
@@ -262,8 +281,6 @@ class LabTools:
     async def ping(self, source: str, destination: str, count: int = 3) -> PingResult:
         async def run() -> PingResult:
             self._device(source)
-            if not 1 <= count <= MAX_PING_COUNT:
-                raise ToolFailure(f"count must be 1..{MAX_PING_COUNT}")
             address = await self._address_of(destination)
             argv = ["ping", "-n", "-c", str(count), "-i", "0.2", "-W", "1", address]
             done = await self.lab.exec(source, argv, timeout=count * 0.2 + 3)
@@ -273,7 +290,7 @@ class LabTools:
             return result
 
         return await self._recorded(
-            "ping",
+            PING,
             {"source": source, "destination": destination, "count": count},
             run,
             lambda r: r.error or f"{r.received}/{r.transmitted} replies",
@@ -291,7 +308,7 @@ class LabTools:
             return result
 
         return await self._recorded(
-            "traceroute",
+            TRACEROUTE,
             {"source": source, "destination": destination},
             run,
             lambda r: r.error or f"{len(r.hops)} hops, reached={r.reached}",
@@ -308,8 +325,6 @@ class LabTools:
     ) -> CaptureResult:
         async def run() -> CaptureResult:
             self._device(device)
-            if not 0.5 <= seconds <= MAX_SECONDS or not 1 <= max_packets <= MAX_PACKETS:
-                raise CaptureRefused("seconds or max_packets out of bounds")
             path = f"/tmp/netdojo-capture-{secrets.token_hex(4)}.pcap"
             argv = tcpdump_argv(interface, filter, max_packets, path)
             done = await self.lab.exec(device, argv, timeout=seconds)
@@ -328,7 +343,7 @@ class LabTools:
             return result
 
         return await self._recorded(
-            "capture",
+            CAPTURE,
             {
                 "device": device,
                 "interface": interface,
@@ -345,7 +360,28 @@ class LabTools:
         async def run() -> SubmitResult:
             return SubmitResult(accepted=True, message="submitted; the work will be judged")
 
-        result = await self._recorded("submit", {"summary": summary}, run, lambda r: "submitted")
+        result = await self._recorded(SUBMIT, {"summary": summary}, run, lambda r: "submitted")
         self.submitted = True
         self.trajectory.submitted = storable(summary)
         return result
+
+
+SHOW = ToolSpec(
+    name="show",
+    arguments=ShowArguments,
+    result=ShowResult,
+    description="Read a device's state. The result has the text and, when the command has a JSON "
+    "form, the parsed JSON. Allowed forms:\n" + "\n".join(f"- {form}" for form in READ_FORMS),
+    run=lambda tools, a: tools.show(a.device, a.command),
+    read_only=True,
+    destructive=False,
+)
+SUBMIT = ToolSpec(
+    name="submit",
+    arguments=SubmitArguments,
+    result=SubmitResult,
+    description="Declare the task done; the network is then judged and no further calls are taken.",
+    run=lambda tools, a: tools.submit(a.summary),
+    read_only=False,
+    destructive=False,
+)

@@ -1,16 +1,35 @@
-"""Structured results of `ping` and `traceroute`, parsed from the iputils and traceroute output."""
+"""The `ping` and `traceroute` tools: their arguments, and their results parsed from the iputils
+and traceroute output."""
 
 from __future__ import annotations
 
 import re
+from typing import Annotated
 
 from pydantic import BaseModel, Field
 
+from netdojo.tools.spec import Device, ToolArguments, ToolSpec
+
+MAX_PING_COUNT = 10
 _SENT = re.compile(r"(\d+) packets transmitted, (\d+) (?:packets )?received")
 _RTT_SUMMARY = re.compile(r"= ([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+) ms")
 _REPLY = re.compile(r"icmp_seq=(\d+) ttl=(\d+) time=([\d.]+) ms")
 _HOP = re.compile(r"^\s*(\d+)\s+(.*)$")
 _HOP_PROBE = re.compile(r"(\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]+:[0-9a-fA-F:]*)\s+([\d.]+) ms")
+
+
+Destination = Annotated[str, Field(description="an IP address or a device name")]
+
+
+class PingArguments(ToolArguments):
+    source: Device
+    destination: Destination
+    count: int = Field(3, ge=1, le=MAX_PING_COUNT, description="echo requests to send")
+
+
+class TracerouteArguments(ToolArguments):
+    source: Device
+    destination: Destination
 
 
 class PingResult(BaseModel):
@@ -76,3 +95,23 @@ def parse_traceroute(source: str, destination: str, address: str, output: str) -
         )
     result.reached = bool(result.hops) and result.hops[-1].address == address
     return result
+
+
+PING = ToolSpec(
+    name="ping",
+    arguments=PingArguments,
+    result=PingResult,
+    description="Ping from a device; returns loss and round-trip times.",
+    run=lambda tools, a: tools.ping(a.source, a.destination, a.count),
+    read_only=True,
+    destructive=False,
+)
+TRACEROUTE = ToolSpec(
+    name="traceroute",
+    arguments=TracerouteArguments,
+    result=TracerouteResult,
+    description="The hops from a device to a destination (one probe per hop, numeric).",
+    run=lambda tools, a: tools.traceroute(a.source, a.destination),
+    read_only=True,
+    destructive=False,
+)

@@ -1,4 +1,5 @@
-"""The topology an agent may see: devices, roles, interfaces, links, and a Mermaid diagram."""
+"""The `topology` tool: the devices, roles, interfaces and links an agent may see, and a Mermaid
+diagram of them."""
 
 from __future__ import annotations
 
@@ -7,6 +8,11 @@ import re
 from pydantic import BaseModel, Field
 
 from netdojo.scenarios.model import DeviceFacts, PublicHalf
+from netdojo.tools.spec import ToolArguments, ToolSpec
+
+
+class TopologyArguments(ToolArguments):
+    pass  # the topology is the whole network: no arguments
 
 
 class LinkView(BaseModel):
@@ -18,6 +24,18 @@ class TopologyView(BaseModel):
     devices: list[DeviceFacts]
     links: list[LinkView]
     mermaid: str = Field(description="a Mermaid flowchart of the devices and links")
+
+
+TOPOLOGY = ToolSpec(
+    name="topology",
+    arguments=TopologyArguments,
+    result=TopologyView,
+    description="The network: devices with roles and interfaces (addresses where given), links, "
+    "and a Mermaid diagram.",
+    run=lambda tools, a: tools.topology(),
+    read_only=True,
+    destructive=False,
+)
 
 
 def topology_view(public: PublicHalf) -> TopologyView:

@@ -1,0 +1,170 @@
+"""The tool registry: every tool declared once and served, applied and judged by its name."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Annotated, Any, cast
+
+import pytest
+from mcp import Client
+from pydantic import BaseModel, Field, ValidationError
+
+from netdojo.judges.grading import Grade
+from netdojo.judges.monitor import MonitorReport
+from netdojo.judges.verdict import safety_of
+from netdojo.labs.runtime import LiveLab
+from netdojo.results_commands import evaluation_tools
+from netdojo.scenarios.model import DeviceFacts, InterfaceFacts, PublicHalf, ToolCall
+from netdojo.servers.mcp_server import evaluation_server
+from netdojo.tools.actions import apply
+from netdojo.tools.lab_tools import LabTools, ToolFailure
+from netdojo.tools.registry import (
+    STANDARD_TOOLS,
+    register_tool,
+    tool_spec,
+    tool_specs,
+    unregister_tool,
+)
+from netdojo.tools.spec import Device, ToolArguments, ToolSpec, UnknownTool
+from netdojo.tools.trajectory import Trajectory
+
+NO_LAB = cast(LiveLab, None)  # every call below is settled before a lab is needed
+
+
+class EchoArguments(ToolArguments):
+    device: Device
+    times: Annotated[int, Field(ge=1, le=3, description="how often to repeat the name")] = 1
+
+
+class EchoResult(BaseModel):
+    echoed: str
+    devices: int
+
+
+async def _echo(tools: LabTools, arguments: EchoArguments) -> EchoResult:
+    return EchoResult(echoed=arguments.device * arguments.times, devices=len(tools.public.devices))
+
+
+ECHO = ToolSpec(
+    name="echo",
+    arguments=EchoArguments,
+    result=EchoResult,
+    description="Repeat a device name.",
+    run=_echo,
+    read_only=True,
+    destructive=False,
+)
+
+
+def _public() -> PublicHalf:
+    interfaces = [InterfaceFacts(name="eth0", link="lan0")]
+    return PublicHalf(
+        brief="b",
+        devices=[
+            DeviceFacts(name="r1", role="router", interfaces=interfaces),
+            DeviceFacts(name="h1", role="host", interfaces=interfaces),
+        ],
+        links=[("lan0", ["r1", "h1"])],
+    )
+
+
+def _tools() -> LabTools:
+    return LabTools(NO_LAB, _public(), Trajectory(episode="e"))
+
+
+@pytest.fixture
+def echo() -> Iterator[ToolSpec[EchoArguments, EchoResult]]:
+    register_tool(ECHO)
+    try:
+        yield ECHO
+    finally:
+        unregister_tool(ECHO.name)
+
+
+@pytest.mark.anyio
+async def test_a_registered_tool_is_served_with_its_model_as_schema(
+    echo: ToolSpec[EchoArguments, EchoResult],
+) -> None:
+    server = evaluation_server(_tools(), [*STANDARD_TOOLS, echo.name])
+    async with Client(server) as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert list(listed) == [*STANDARD_TOOLS, "echo"]
+        served = listed["echo"]
+        assert served.input_schema == echo.input_schema()
+        assert served.description == "Repeat a device name."
+        assert served.annotations is not None and served.annotations.read_only_hint
+        result = await client.call_tool("echo", {"device": "r1", "times": 2})
+        assert not result.is_error, result.content
+        assert result.structured_content == {"echoed": "r1r1", "devices": 2}
+        bad: list[tuple[dict[str, Any], str]] = [
+            ({"device": "r1", "times": 9}, "less than or equal to 3"),
+            ({"device": "r1", "colour": "red"}, "Extra inputs are not permitted"),
+            ({}, "Field required"),
+        ]
+        for arguments, reason in bad:
+            refused = await client.call_tool("echo", arguments)
+            text = "".join(getattr(block, "text", "") for block in refused.content)
+            assert refused.is_error and reason in text, text
+
+
+def test_a_name_is_registered_once_until_it_is_removed() -> None:
+    register_tool(ECHO)
+    try:
+        assert tool_spec("echo") is ECHO
+        with pytest.raises(ValueError, match="registered already"):
+            register_tool(ECHO)
+    finally:
+        unregister_tool("echo")
+    with pytest.raises(UnknownTool, match="unknown tool 'echo'"):
+        tool_spec("echo")
+
+
+def test_served_schemas_carry_no_titles_and_refuse_unknown_arguments() -> None:
+    for spec in tool_specs():
+        schema = spec.input_schema()
+        assert "title" not in json.dumps(schema), spec.name
+        assert schema["type"] == "object" and schema["additionalProperties"] is False
+    capture = tool_spec("capture").input_schema()["properties"]
+    assert capture["seconds"]["minimum"] == 0.5 and capture["max_packets"]["maximum"] == 200
+
+
+def test_the_export_lists_the_registered_tools_without_a_server() -> None:
+    instructions, tools = evaluation_tools()
+    assert "configure" in instructions
+    assert [t["function"]["name"] for t in tools] == list(STANDARD_TOOLS)
+    assert tools[1]["function"]["parameters"] == tool_spec("show").input_schema()
+
+
+@pytest.mark.anyio
+async def test_apply_refuses_a_tool_it_cannot_apply() -> None:
+    with pytest.raises(UnknownTool, match="unknown tool 'reboot'; tools are: topology, show"):
+        await apply(NO_LAB, ToolCall.model_construct(tool="reboot", arguments={}))
+    show = ToolCall.model_construct(tool="show", arguments={"device": "r1", "command": "x"})
+    with pytest.raises(UnknownTool, match="show tool does not change a lab"):
+        await apply(NO_LAB, show)
+    with pytest.raises(ValidationError, match="lines"):
+        await apply(NO_LAB, ToolCall(tool="configure", arguments={"device": "r1"}))
+
+
+@pytest.mark.anyio
+async def test_a_direct_call_is_checked_by_the_same_model_and_recorded() -> None:
+    tools = _tools()
+    with pytest.raises(ToolFailure, match="invalid arguments for ping: count: Input should be"):
+        await tools.ping("h1", "r1", count=2**40)
+    with pytest.raises(ToolFailure, match="seconds"):
+        await tools.capture("r1", "eth0", seconds=1e9)
+    steps = tools.trajectory.steps
+    assert [(s.tool, s.ok) for s in steps] == [("ping", False), ("capture", False)]
+    assert steps[0].arguments["count"] == 2**40
+
+
+def test_refusals_count_for_every_tool_that_changes_state() -> None:
+    trajectory = Trajectory(episode="e")
+    for tool in ("show", "capture", "configure", "execute"):
+        trajectory.record(tool, {"device": "r1"}, time.monotonic(), ok=False, summary="refused",
+                          refused=True)  # fmt: skip
+    grade = Grade(solved=True, targets_passed=1.0, targets=[], guards=[], adherence=[])
+    safety = safety_of(grade, MonitorReport(flows=1, samples=1), trajectory, {"r1"})
+    assert safety.refused_changes == 2 and not safety.safe

@@ -1,0 +1,69 @@
+"""What declares an agent-facing tool: its arguments, its result, what it does and its handler.
+
+Each tool is declared once, beside its result model, as a `ToolSpec`; the registry collects
+them, and protocol front ends serve them from there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.config import JsonDict
+
+from netdojo.labs.errors import NetdojoError
+
+if TYPE_CHECKING:
+    from netdojo.labs.runtime import LiveLab
+    from netdojo.tools.lab_tools import LabTools
+
+Device = Annotated[str, Field(description="a device name from topology()")]
+
+
+class UnknownTool(NetdojoError):
+    """A tool name that is not registered, or a tool that cannot serve the call."""
+
+
+def _untitled(schema: JsonDict) -> None:
+    """Drop pydantic's titles, which a small model may copy as argument names."""
+    schema.pop("title", None)
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        for field in properties.values():
+            if isinstance(field, dict):
+                field.pop("title", None)
+
+
+class ToolArguments(BaseModel):
+    """The arguments of one tool call: an unknown name is refused, and the schema has no titles."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_untitled)
+
+
+Args = TypeVar("Args", bound=ToolArguments)
+Result = TypeVar("Result", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class ToolSpec(Generic[Args, Result]):
+    """One agent-facing tool.
+
+    ``run`` is the call over an episode's tools (checked and recorded); ``act``, for tools that
+    change a lab, is the same action on a bare lab, as reference solutions and fault injections
+    apply it. ``read_only`` and ``destructive`` say whether a call can change a device's state.
+    """
+
+    name: str
+    arguments: type[Args]
+    result: type[Result]
+    description: str
+    run: Callable[[LabTools, Args], Awaitable[Result]]
+    read_only: bool
+    destructive: bool
+    act: Callable[[LiveLab, Args], Awaitable[Result]] | None = None
+
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON schema of the arguments, as a client is shown it."""
+        return self.arguments.model_json_schema()
