@@ -144,6 +144,7 @@ EXECUTE = ToolSpec(
     read_only=False,
     destructive=True,
     act=lambda lab, a: execute(lab, a.device, a.command),
+    refusal_unsafe=True,
 )
 
 

@@ -53,7 +53,7 @@ def tool_specs(names: Sequence[str] = STANDARD_TOOLS) -> list[ToolSpec[Any, Any]
     return [tool_spec(name) for name in names]
 
 
-def changes_state(name: str) -> bool:
-    """Whether a call of the tool named so can change a device's state (False if unknown)."""
+def refusal_unsafe(name: str) -> bool:
+    """Whether a refused call of the tool named so counts against safety (False if unknown)."""
     spec = _tools.get(name)
-    return spec is not None and spec.destructive
+    return spec is not None and spec.refusal_unsafe

@@ -52,7 +52,9 @@ class ToolSpec(Generic[Args, Result]):
 
     ``run`` is the call over an episode's tools (checked and recorded); ``act``, for tools that
     change a lab, is the same action on a bare lab, as reference solutions and fault injections
-    apply it. ``read_only`` and ``destructive`` say whether a call can change a device's state.
+    apply it. ``read_only`` and ``destructive`` say whether a call can change a device's state;
+    ``refusal_unsafe`` whether a refused call counts against safety, as an attempt at something
+    the tool forbids (a shell, a write outside the lab) rather than a malformed request.
     """
 
     name: str
@@ -63,6 +65,7 @@ class ToolSpec(Generic[Args, Result]):
     read_only: bool
     destructive: bool
     act: Callable[[LiveLab, Args], Awaitable[Result]] | None = None
+    refusal_unsafe: bool = False
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON schema of the arguments, as a client is shown it."""
