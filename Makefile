@@ -39,7 +39,7 @@ doctor: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy netdojo labs scenarios tools judges servers clients
+	$(BIN)/mypy netdojo labs scenarios tools judges reports servers clients
 
 bench: setup
 	$(BIN)/python benchmarks/lab_lifecycle.py

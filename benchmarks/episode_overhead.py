@@ -29,8 +29,10 @@ from rich.table import Table
 from netdojo.arena import in_process, policy_factory
 from netdojo.clients.agents import noop
 from netdojo.judges.assessment import AssessmentConfig, run_assessment
-from netdojo.judges.runner import Budgets, run_episode
+from netdojo.judges.runner import run_episode
 from netdojo.labs.runtime import start_lab, stop_lab
+from netdojo.reports.records import Budgets
+from netdojo.reports.summary import summarize
 from netdojo.scenarios.families import generate
 
 FAMILIES = ("static-routing", "ospf-adjacency", "host-config", "bgp-peering")
@@ -81,7 +83,7 @@ async def throughput(seeds: list[int], concurrency: int) -> dict[str, Any]:
         "episodes": len(result.episodes),
         "wall_s": round(wall, 1),
         "episodes_per_hour": round(len(result.episodes) / wall * 3600, 1),
-        "solved": result.summary.solved.model_dump(),
+        "solved": summarize(result.episodes).solved.model_dump(),
     }
 
 

@@ -30,9 +30,10 @@ from netdojo.arena import in_process
 from netdojo.clients.agents import oracle
 from netdojo.judges.assessment import AssessmentConfig, Slot, run_assessment
 from netdojo.judges.episode import Episode
-from netdojo.judges.runner import Agent, AgentReport, EpisodeRecord
+from netdojo.judges.runner import Agent
 from netdojo.labs.footprint import settled
 from netdojo.labs.runtime import LiveLab
+from netdojo.reports.records import AgentReport, EpisodeRecord
 from netdojo.scenarios.model import Scenario
 
 CAPTURE_S = 4.0

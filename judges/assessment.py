@@ -1,4 +1,4 @@
-"""An assessment: families, levels, seeds and trials, each a fresh episode, then a summary.
+"""An assessment: families, levels, seeds and trials, each a fresh episode.
 
 The seed schedule comes from one assessment seed, so an assessment is replayed exactly by its
 config; a config that names no seed gets one drawn at random, recorded with it. Episode ids are
@@ -11,54 +11,27 @@ left out of every rate.
 from __future__ import annotations
 
 import random
-import secrets
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from typing import Any, Literal
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from netdojo.judges.episode import new_episode_id
-from netdojo.judges.provenance import Provenance, provenance
-from netdojo.judges.runner import Agent, Budgets, EpisodeRecord, run_episode_with_retry
-from netdojo.judges.summary import Summary, summarize
+from netdojo.judges.provenance import provenance
+from netdojo.judges.runner import Agent, run_episode_with_retry
+from netdojo.reports.records import Assessment, Budgets, ConfigRecord, EpisodeRecord
 from netdojo.scenarios.families import FAMILIES, LEVELS, generate
 from netdojo.scenarios.model import Scenario
 
-SCHEMA_VERSION = "1.1"
 LAB_MIB_PER_ROUTER = 24
 LAB_MIB_PER_HOST = 4
-SEED_BOUND = 2**31
 
 
-def drawn_seed() -> int:
-    """A fresh assessment seed, so that no schedule is known in advance."""
-    return secrets.randbelow(SEED_BOUND)
-
-
-class AssessmentConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class AssessmentConfig(ConfigRecord):
+    """The config of an assessment to run: families default to every registered one, and
+    families and levels must be known."""
 
     families: list[str] = Field(default_factory=lambda: list(FAMILIES))
-    levels: list[int] = Field(default_factory=lambda: [1])
-    episodes: int | None = Field(default=None, ge=1, description="instances drawn from the seed")
-    seeds: list[int] | None = Field(default=None, description="instance seeds, for every pair")
-    trials: int = Field(default=1, ge=1, le=20)
-    seed: int = Field(
-        default_factory=drawn_seed,
-        ge=0,
-        description="the assessment seed: the whole schedule; drawn at random when not given",
-    )
-    max_tool_calls: int = Field(default=60, ge=1, le=1000)
-    time_budget_s: float = Field(default=600.0, gt=0, le=7200)
-    concurrency: int = Field(default=1, ge=1, le=16)
-    mode: Literal["mcp", "text"] = "mcp"
-    calibration: bool = Field(default=False, description="allow the oracle (judge calibration)")
-
-    @field_validator("seed", mode="before")
-    @classmethod
-    def _draw(cls, seed: Any) -> Any:
-        return drawn_seed() if seed is None else seed
 
     @model_validator(mode="after")
     def _known(self) -> AssessmentConfig:
@@ -110,15 +83,6 @@ def schedule(config: AssessmentConfig) -> list[Slot]:
     ]
 
 
-class AssessmentResult(BaseModel):
-    schema_version: str = SCHEMA_VERSION
-    participant: str
-    config: AssessmentConfig
-    provenance: Provenance
-    episodes: list[EpisodeRecord]
-    summary: Summary
-
-
 def memory_bound(requested: int, scenarios: Sequence[Scenario], available_mib: int) -> int:
     """How many episodes may run at once: the request, capped by memory for the largest lab."""
     largest = max(
@@ -152,9 +116,10 @@ async def run_assessment(
     agent_for: AgentFor,
     on_record: OnRecord,
     skip: Collection[int] = (),
-) -> AssessmentResult:
+) -> Assessment:
     """Run the schedule of ``config``, but for the slots in ``skip`` (run before: a resumed
-    assessment); the result holds the episodes run here."""
+    assessment); the result holds the episodes run here, and `summarized` (in
+    `netdojo.reports.summary`) makes it a results document."""
     slots = schedule(config)
     scenarios = [generate(s.family, s.level, s.seed) for s in slots]
     todo = [(s, sc) for s, sc in zip(slots, scenarios, strict=True) if s.index not in skip]
@@ -175,10 +140,9 @@ async def run_assessment(
         for slot, scenario in todo:
             group.start_soon(one, slot, scenario)
     finished = [r for r in records if r is not None]
-    return AssessmentResult(
+    return Assessment(
         participant=participant,
         config=config,
         provenance=provenance(scenarios, config.budgets, config.seed),
         episodes=finished,
-        summary=summarize(finished),
     )

@@ -7,11 +7,12 @@ import time
 
 import anyio
 
-from netdojo.judges.grading import Grade, grade
+from netdojo.judges.grading import grade
 from netdojo.judges.integrity import rules_for
 from netdojo.judges.staging import Staged, Stages, stage_scenario
 from netdojo.labs.errors import NetdojoError
 from netdojo.labs.runtime import LiveLab, start_lab, stop_lab, stop_lab_detached
+from netdojo.reports.records import Grade
 from netdojo.scenarios.model import Scenario
 from netdojo.tools.lab_tools import LabTools, ToolLimits
 from netdojo.tools.trajectory import Trajectory

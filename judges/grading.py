@@ -3,29 +3,14 @@
 from __future__ import annotations
 
 import anyio
-from pydantic import BaseModel, Field
 
-from netdojo.judges.integrity import IntegrityReport, TaskRules, audit_state
-from netdojo.judges.probes import ProbeResult, owners_of, run_probes
+from netdojo.judges.integrity import TaskRules, audit_state
+from netdojo.judges.probes import owners_of, run_probes
 from netdojo.judges.snapshot import LabState, snapshot_lab
 from netdojo.judges.staging import Staged
 from netdojo.labs.runtime import LiveLab
+from netdojo.reports.records import Grade
 from netdojo.scenarios.model import Scenario
-
-
-class Grade(BaseModel):
-    """Pass/fail per hidden test with its evidence; never the reference solution."""
-
-    solved: bool = Field(
-        description="every target passes, no guard or adherence check fails, nothing faked"
-    )
-    targets_passed: float = Field(description="the fraction of target tests that pass")
-    targets: list[ProbeResult]
-    guards: list[ProbeResult]
-    adherence: list[ProbeResult]
-    integrity: IntegrityReport = Field(
-        default_factory=IntegrityReport, description="what the state audit found"
-    )
 
 
 async def grade(lab: LiveLab, scenario: Scenario, staged: Staged, rules: TaskRules) -> Grade:

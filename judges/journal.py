@@ -16,10 +16,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from netdojo.judges.assessment import AssessmentConfig, AssessmentResult
-from netdojo.judges.runner import EpisodeRecord
-from netdojo.judges.summary import summarize
+from netdojo.judges.assessment import AssessmentConfig
 from netdojo.labs.errors import NetdojoError
+from netdojo.reports.records import Assessment, EpisodeRecord
 from netdojo.tools.trajectory import Trajectory
 
 RUN = "run.json"
@@ -91,8 +90,8 @@ class Journal:
         return list(found.values())
 
 
-def merge(result: AssessmentResult, earlier: Sequence[EpisodeRecord]) -> AssessmentResult:
-    """The result of a resumed run with the episodes recorded before it, in schedule order.
+def merge(result: Assessment, earlier: Sequence[EpisodeRecord]) -> Assessment:
+    """The assessment of a resumed run with the episodes recorded before it, in schedule order.
 
     An episode recorded earlier is kept over one run again for the same slot: nothing that
     was recorded is lost or replaced.
@@ -100,7 +99,8 @@ def merge(result: AssessmentResult, earlier: Sequence[EpisodeRecord]) -> Assessm
     by_slot = {r.slot: r for r in result.episodes}
     by_slot.update({r.slot: r for r in earlier})
     episodes = sorted(by_slot.values(), key=lambda r: -1 if r.slot is None else r.slot)
-    return result.model_copy(update={"episodes": episodes, "summary": summarize(episodes)})
+    recorded = {name: getattr(result, name) for name in Assessment.model_fields}
+    return Assessment(**{**recorded, "episodes": episodes})
 
 
 def _write_atomically(path: Path, text: str) -> None:

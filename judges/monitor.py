@@ -12,30 +12,16 @@ from __future__ import annotations
 import time
 
 import anyio
-from pydantic import BaseModel, Field
 
 from netdojo.judges.probes import run_probes
 from netdojo.labs.runtime import LiveLab
+from netdojo.reports.records import MonitorReport, Outage
 from netdojo.scenarios.model import Probe
 
 CHEAP_KINDS = ("ping", "tcp", "link_up", "address", "default_route")
 SAMPLE_EVERY_S = 1.0
 PROTOCOL_EVERY = 5  # protocol-state guards are sampled every this many rounds
 CONSECUTIVE_FAILURES = {"cheap": 2, "protocol": 3}
-
-
-class Outage(BaseModel):
-    probe: str
-    description: str
-    started_s: float = Field(description="seconds into the agent's turn")
-    lasted_s: float
-    evidence: str
-
-
-class MonitorReport(BaseModel):
-    flows: int = Field(description="guard tests sampled")
-    samples: int = 0
-    outages: list[Outage] = Field(default_factory=list)
 
 
 class FlowMonitor:

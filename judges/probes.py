@@ -17,19 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-from pydantic import BaseModel
 
 from netdojo.labs.errors import NetdojoError
 from netdojo.labs.runtime import ExecResult, LiveLab
+from netdojo.reports.records import ProbeResult
 from netdojo.scenarios.model import Probe, PublicHalf
 from netdojo.tools.reachability import parse_traceroute
-
-
-class ProbeResult(BaseModel):
-    id: str
-    description: str
-    passed: bool
-    evidence: str
 
 
 class JudgeError(NetdojoError):

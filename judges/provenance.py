@@ -17,46 +17,16 @@ from importlib.metadata import version
 from pathlib import Path
 
 from docker.errors import DockerException
-from pydantic import BaseModel, Field
 
 from netdojo import __version__
-from netdojo.judges.runner import Budgets
 from netdojo.labs.engine import client, engine_version
 from netdojo.labs.errors import PrerequisiteError
 from netdojo.labs.image import device_image, device_image_id
 from netdojo.labs.paths import sub_dir
+from netdojo.reports.records import Budgets, Instance, Provenance
 from netdojo.scenarios.model import Scenario
 
 FRR_CACHE = "frr-versions.json"
-
-
-class Instance(BaseModel):
-    """One task instance: (family, level, seed) and the hash of the whole generated scenario."""
-
-    scenario_id: str
-    family: str
-    level: int
-    seed: int
-    digest: str = Field(description="sha256 prefix of the scenario, public and hidden halves")
-
-
-class Provenance(BaseModel):
-    netdojo: str
-    kathara: str
-    mcp: str
-    python: str
-    host: str = Field(description="operating system, kernel release and machine")
-    device_image: str | None = Field(default=None, description="tag (image id)")
-    device_image_id: str | None = None
-    frr: str | None = Field(default=None, description="the FRR package version in the image")
-    docker: str | None = Field(default=None, description="the Docker engine version")
-    cpus: int | None = None
-    memory_mib: int | None = Field(default=None, description="the host's total memory")
-    assessment_seed: int | None = Field(
-        default=None, description="the seed of the schedule, as given or drawn at random"
-    )
-    budgets: Budgets | None = None
-    instances: list[Instance] = Field(default_factory=list, description="in schedule order")
 
 
 def frr_version(image: str, image_id: str) -> str | None:

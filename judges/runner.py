@@ -12,72 +12,28 @@ import time
 from collections.abc import Awaitable, Callable
 
 import anyio
-from pydantic import BaseModel, Field
 
 from netdojo.judges.episode import Episode, StagingError, open_episode
-from netdojo.judges.grading import Grade
-from netdojo.judges.monitor import FlowMonitor, MonitorReport
+from netdojo.judges.monitor import FlowMonitor
 from netdojo.judges.probes import JudgeError
-from netdojo.judges.verdict import (
-    NOT_THE_AGENTS,
-    AgentStatus,
-    Effort,
-    Outcome,
-    Verdict,
-    decide,
-    safety_of,
-)
+from netdojo.judges.verdict import decide, safety_of
 from netdojo.labs.errors import LabError, describe
+from netdojo.reports.records import (
+    NOT_THE_AGENTS,
+    AgentReport,
+    Budgets,
+    Effort,
+    EpisodeRecord,
+    Grade,
+    MonitorReport,
+)
 from netdojo.scenarios.model import Scenario
 from netdojo.tools.lab_tools import ToolLimits
-from netdojo.tools.trajectory import Trajectory
 
 SETTLE_S = 10.0  # routing may still be converging when the agent answers
 
 
-class Budgets(BaseModel):
-    max_tool_calls: int = Field(default=60, ge=1)
-    time_budget_s: float = Field(default=600.0, gt=0)
-
-
-class AgentReport(BaseModel):
-    """What the agent side says of its turn."""
-
-    status: AgentStatus = "done"
-    detail: str = ""
-    turns: int | None = None
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-
-
 Agent = Callable[[Episode], Awaitable[AgentReport]]
-
-
-class Timings(BaseModel):
-    ready_s: float = 0.0
-    agent_s: float = 0.0
-    judge_s: float = 0.0
-    teardown_s: float = 0.0
-
-
-class EpisodeRecord(BaseModel):
-    episode_id: str
-    scenario_id: str
-    family: str
-    level: int
-    seed: int
-    trial: int = 0
-    kind: str
-    outcome: Outcome
-    verdict: Verdict | None = None
-    timings: Timings = Field(default_factory=Timings)
-    slot: int | None = Field(default=None, description="position in the assessment's schedule")
-    attempts: int = 1
-    retried_because: str | None = Field(
-        default=None, description="the first attempt's outcome and error, when it was rerun"
-    )
-    error: str | None = None
-    trajectory: Trajectory | None = Field(default=None, exclude=True)
 
 
 async def _grade_settled(episode: Episode) -> Grade:

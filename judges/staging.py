@@ -14,9 +14,10 @@ from collections.abc import Awaitable, Callable
 import anyio
 from pydantic import BaseModel, Field
 
-from netdojo.judges.probes import Owners, ProbeResult, owners_of, run_probes
+from netdojo.judges.probes import Owners, owners_of, run_probes
 from netdojo.judges.snapshot import LabState, snapshot_lab
 from netdojo.labs.runtime import LiveLab
+from netdojo.reports.records import ProbeResult
 from netdojo.scenarios.model import Probe, Scenario, ToolCall
 from netdojo.tools.actions import apply
 

@@ -20,59 +20,17 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
-
-from netdojo.judges.grading import Grade
-from netdojo.judges.monitor import MonitorReport
+from netdojo.reports.records import (
+    AgentStatus,
+    Effort,
+    Grade,
+    MonitorReport,
+    Outcome,
+    Safety,
+    Verdict,
+)
 from netdojo.tools.registry import refusal_unsafe
 from netdojo.tools.trajectory import Trajectory
-
-Outcome = Literal[
-    "solved",
-    "partial",
-    "unsolved",
-    "unsafe",
-    "agent_error",
-    "timeout",
-    "infra_error",
-    "judge_error",
-    "environment_invalid",
-]
-AgentStatus = Literal["done", "error", "timeout"]
-NOT_THE_AGENTS = ("infra_error", "judge_error", "environment_invalid")
-
-
-class Effort(BaseModel):
-    wall_s: float = Field(description="the agent's turn, from handing over to its answer")
-    tool_calls: int
-    state_changing_calls: int
-    turns: int | None = Field(default=None, description="agent turns, when the agent reports them")
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-
-
-class Safety(BaseModel):
-    safe: bool
-    guards_failed: list[str] = Field(description="guard tests failing at the end")
-    outages: MonitorReport
-    refused_changes: int = Field(description="state-changing commands the allowlist refused")
-    out_of_scope_changes: int = Field(
-        description="state-changing calls on devices the task does not involve"
-    )
-    unexplained_changes: int = Field(
-        0, description="changes the state audit found on devices the task does not involve"
-    )
-
-
-class Verdict(BaseModel):
-    outcome: Outcome
-    correct: bool = Field(description="every target test passes")
-    targets_passed: float
-    targets_passed_at_start: float
-    safety: Safety
-    effort: Effort
-    tests: Grade | None = Field(default=None, description="each hidden test with its evidence")
-    detail: str = ""
 
 
 def safety_of(

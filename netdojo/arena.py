@@ -16,8 +16,9 @@ from netdojo.clients.agents import POLICIES, Policy, ScenarioRef, Task
 from netdojo.clients.purple import CallerContextBuilder, PurpleExecutor
 from netdojo.clients.session import ToolSession
 from netdojo.judges.episode import Episode
-from netdojo.judges.runner import Agent, AgentReport
+from netdojo.judges.runner import Agent
 from netdojo.labs.errors import NetdojoError
+from netdojo.reports.records import AgentReport
 from netdojo.servers.a2a_app import a2a_app, agent_card
 from netdojo.servers.endpoints import EndpointHost
 from netdojo.servers.green import SKILL, GreenExecutor

@@ -23,10 +23,9 @@ from netdojo.credentials import (
     is_loopback,
     token_from,
 )
-from netdojo.judges.assessment import AssessmentResult
-from netdojo.judges.stats import Rate
 from netdojo.labs.errors import NetdojoError
 from netdojo.labs.provision import require
+from netdojo.reports.records import AssessmentResult, Rate
 from netdojo.results_commands import write_run_reports
 from netdojo.servers.serving import free_port, serve_uvicorn, until_signal
 
@@ -153,6 +152,7 @@ def run(
     run; a purple agent given by URL gets the token in --agent-token-file or $NETDOJO_AGENT_TOKEN.
     """
     from netdojo.judges.journal import merge
+    from netdojo.reports.summary import summarized
     from netdojo.run_folder import keeper, open_run, reap_leftovers
     from netdojo.scenario_commands import parse_seeds
 
@@ -186,7 +186,7 @@ def run(
     skip = sorted({r.slot for r in earlier if r.slot is not None})
     request_config = spec.config.model_dump(mode="json", exclude_none=True)
     results = anyio.run(_run, spec.agent, request_config, skip, keeper(journal), agent_token)
-    merged = merge(AssessmentResult.model_validate(results["results"]), earlier)
+    merged = summarized(merge(AssessmentResult.model_validate(results["results"]), earlier))
     results["results"] = merged.model_dump(mode="json")
     _write(results, journal.folder)
 

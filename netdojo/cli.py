@@ -16,6 +16,7 @@ from netdojo import __version__
 from netdojo.arena_commands import green, purple, run
 from netdojo.labs.errors import NetdojoError
 from netdojo.mcp_command import mcp
+from netdojo.reports.runs import RunError
 from netdojo.results_commands import export, leaderboard, report
 from netdojo.scenario_commands import audit, scenarios_app
 
@@ -204,6 +205,6 @@ def lab_list(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")
 def main() -> None:
     try:
         app()
-    except NetdojoError as exc:
+    except (NetdojoError, RunError) as exc:
         err_console.print(f"[bold red]error:[/] {exc}")
         raise SystemExit(2) from None

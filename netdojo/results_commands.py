@@ -14,9 +14,9 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from netdojo.judges.compare import RunComparison, compare_runs
-from netdojo.judges.runs import Run, load_run, load_runs
-from netdojo.judges.stats import Rate
+from netdojo.reports.compare import RunComparison, compare_runs
+from netdojo.reports.records import Rate
+from netdojo.reports.runs import Run, load_run, load_runs
 
 console = Console()
 err = Console(stderr=True)
@@ -74,9 +74,9 @@ def _comparisons(runs: list[Run]) -> list[RunComparison]:
 
 def write_report(runs: list[Run], html_path: Path, markdown_path: Path | None = None) -> str:
     """Write the HTML report (and the Markdown summary); return the Markdown."""
-    from netdojo.judges.markdown import summary_markdown
-    from netdojo.judges.redact import environment_secrets, scrub_text
-    from netdojo.judges.report import render_report
+    from netdojo.reports.markdown import summary_markdown
+    from netdojo.reports.redact import environment_secrets, scrub_text
+    from netdojo.reports.report import render_report
 
     comparisons = _comparisons(runs)
     html_path.parent.mkdir(parents=True, exist_ok=True)
@@ -125,7 +125,7 @@ def export(
     ] = None,
 ) -> None:
     """Export episodes as JSONL: chat messages for fine-tuning (sft) or ATIF trajectories."""
-    from netdojo.judges.export import export_lines
+    from netdojo.reports.export import export_lines
 
     runs = load_runs(run_dirs)
     system, tools = evaluation_tools()
@@ -149,7 +149,7 @@ def leaderboard(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Merge runs per agent into a ranked table: correct-and-safe score, then effort."""
-    from netdojo.judges.leaderboard import leaderboard as build
+    from netdojo.reports.leaderboard import leaderboard as build
 
     board = build(load_runs(list(dict.fromkeys(run_dirs))))
     if as_json:

@@ -11,8 +11,8 @@ from rich.console import Console
 
 from netdojo.judges.assessment import AssessmentConfig
 from netdojo.judges.journal import RESULTS, Journal, RunSpec
-from netdojo.judges.runner import EpisodeRecord
 from netdojo.labs.errors import NetdojoError
+from netdojo.reports.records import EpisodeRecord
 from netdojo.tools.trajectory import Trajectory
 
 

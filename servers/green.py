@@ -46,8 +46,10 @@ from pydantic import (
 
 from netdojo.judges.assessment import AssessmentConfig, Slot, run_assessment, schedule
 from netdojo.judges.episode import Episode
-from netdojo.judges.runner import Agent, AgentReport, EpisodeRecord
+from netdojo.judges.runner import Agent
 from netdojo.labs.errors import describe
+from netdojo.reports.records import AgentReport, EpisodeRecord
+from netdojo.reports.summary import summarized
 from netdojo.scenarios.model import Scenario
 from netdojo.servers.bearer import check_token
 from netdojo.servers.endpoints import EndpointHost
@@ -398,9 +400,10 @@ class GreenExecutor(AgentExecutor):
 
         url = participant.url
         await updater.start_work(message=say(f"assessing {role} at {url}"))
-        result = await run_assessment(
+        assessed = await run_assessment(
             config, f"{name} ({url})", agent_for, on_record, skip=set(request.skip)
         )
+        result = summarized(assessed)
         trajectories = [
             {"episode_id": r.episode_id, "trajectory": r.trajectory.model_dump(mode="json")}
             for r in result.episodes

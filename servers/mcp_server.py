@@ -20,8 +20,8 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, create_model
 
 from netdojo import __version__
-from netdojo.judges.grading import Grade
 from netdojo.labs.errors import NetdojoError
+from netdojo.reports.records import Grade
 from netdojo.scenarios.model import PublicHalf
 from netdojo.servers.practice import BriefView, EndResult, FamilyInfo, PracticeSession, Started
 from netdojo.tools.lab_tools import LabTools, ToolFailure

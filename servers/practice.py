@@ -14,8 +14,8 @@ import anyio
 from pydantic import BaseModel, Field
 
 from netdojo.judges.episode import Episode, new_episode_id, open_episode
-from netdojo.judges.grading import Grade
 from netdojo.labs.errors import NetdojoError
+from netdojo.reports.records import Grade
 from netdojo.scenarios.families import FAMILIES, LEVELS, check_choice, generate
 from netdojo.scenarios.model import Kind
 from netdojo.tools.topology import TopologyView, topology_view

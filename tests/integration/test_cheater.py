@@ -20,7 +20,8 @@ from netdojo.arena import in_process
 from netdojo.clients.agents import Task
 from netdojo.clients.cheater import CONFIG_FILE, cheater
 from netdojo.clients.session import ToolSession
-from netdojo.judges.runner import Budgets, EpisodeRecord, run_episode
+from netdojo.judges.runner import run_episode
+from netdojo.reports.records import Budgets, EpisodeRecord
 from netdojo.scenarios.families import FAMILIES, generate
 from netdojo.scenarios.model import Scenario
 from netdojo.tools.trajectory import Step

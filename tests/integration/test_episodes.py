@@ -9,7 +9,8 @@ from netdojo.arena import in_process
 from netdojo.clients.agents import noop, oracle, vandal
 from netdojo.clients.session import ToolCallError, ToolSession
 from netdojo.judges.episode import Episode
-from netdojo.judges.runner import AgentReport, Budgets, run_episode
+from netdojo.judges.runner import run_episode
+from netdojo.reports.records import AgentReport, Budgets
 from netdojo.scenarios.families import generate
 
 pytestmark = pytest.mark.anyio

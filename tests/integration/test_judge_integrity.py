@@ -7,7 +7,8 @@ import pytest
 from netdojo.arena import in_process
 from netdojo.clients.session import ToolSession
 from netdojo.judges.episode import Episode
-from netdojo.judges.runner import AgentReport, Budgets, run_episode
+from netdojo.judges.runner import run_episode
+from netdojo.reports.records import AgentReport, Budgets
 from netdojo.scenarios.families import generate
 from netdojo.scenarios.model import Scenario
 

@@ -5,6 +5,10 @@ Run A is a purple agent served here over A2A that requires a bearer token of its
 to `netdojo run` in a file) and does the heuristic agent's work, but first echoes its episode's
 token and its own into a tool call and then into its answer; run B is the built-in `noop`. No
 token may appear in anything written.
+
+What the outputs must say follows from the verdicts the runs recorded, whatever they are: the
+heuristic agent may solve an instance or not (on a loaded machine it can find nothing to
+change), and the reports, exports and leaderboard are checked against the results either way.
 """
 
 from __future__ import annotations
@@ -16,8 +20,10 @@ import secrets
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -29,6 +35,7 @@ from netdojo.clients.agents import Task
 from netdojo.clients.heuristic import troubleshoot
 from netdojo.clients.purple import PurpleExecutor
 from netdojo.clients.session import ToolCallError, ToolSession
+from netdojo.reports.records import NOT_THE_AGENTS
 from netdojo.servers.a2a_app import a2a_app, agent_card
 from netdojo.servers.serving import free_port, serve_uvicorn
 
@@ -40,11 +47,38 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu",
                   "--disable-background-networking", "--disable-component-update"]  # fmt: skip
 
 
+Episode = dict[str, Any]
+
+
 @dataclass
 class Runs:
     a: Path
     b: Path
     tokens: list[str] = field(default_factory=list)
+
+
+def episodes(run: Path) -> list[Episode]:
+    recorded: list[Episode] = json.loads((run / "results.json").read_text())["episodes"]
+    return recorded
+
+
+def counted(run: Path) -> list[Episode]:
+    """The run's episodes that count: the harness's own failures are left out of every rate."""
+    return [e for e in episodes(run) if e["outcome"] not in NOT_THE_AGENTS]
+
+
+def traced(run: Path) -> list[Episode]:
+    """The run's episodes that left a trajectory (every one whose lab came up)."""
+    return [e for e in episodes(run) if (run / "trajectories" / f"{e['episode_id']}.json").exists()]
+
+
+def solved_safe(episode: Episode) -> bool:
+    return episode["outcome"] == "solved" and episode["verdict"]["safety"]["safe"]
+
+
+def correct_and_safe(episode: Episode) -> bool:
+    verdict = episode["verdict"]
+    return bool(verdict and verdict["correct"] and verdict["safety"]["safe"])
 
 
 def netdojo(*args: str | Path) -> str:
@@ -147,24 +181,35 @@ def test_run_writes_results_summary_report_and_trajectories(runs: Runs) -> None:
     assert provenance["budgets"] == {"max_tool_calls": 60, "time_budget_s": 600.0}
     assert len(provenance["instances"]) == 2 and provenance["assessment_seed"] == 0
     assert set(results["summary"]["breakdown"]) == {"family", "level", "kind"}
-    assert [e["outcome"] for e in results["episodes"]] == ["solved", "solved"]
+    outcomes = [e["outcome"] for e in results["episodes"]]
+    assert len(outcomes) == 2 and results["summary"]["outcomes"] == dict(Counter(outcomes))
     for episode in results["episodes"]:
+        if episode["verdict"] is None:  # the agent never had its turn
+            continue
         trajectory = json.loads(
             (runs.a / "trajectories" / f"{episode['episode_id']}.json").read_text()
         )
-        assert trajectory["brief"] and trajectory["steps"][-1]["tool"] == "submit"
+        assert trajectory["brief"]
+        if episode["outcome"] not in ("agent_error", "timeout"):
+            assert trajectory["steps"][-1]["tool"] == "submit"
         leak = trajectory["steps"][0]
         assert leak["tool"] == "show" and "Bearer [redacted]" in leak["arguments"]["command"]
+    kept = counted(runs.a)
+    solved = sum(e["outcome"] == "solved" for e in kept) / len(kept) if kept else 0.0
     summary = (runs.a / "summary.md").read_text()
-    assert "| solved | 100.0% |" in summary and "### By family" in summary
+    assert f"| solved | {solved:.1%} |" in summary and "### By family" in summary
     assert (runs.a / "report.html").stat().st_size > 50_000
 
 
 def test_reports_render_every_plot_offline_in_chromium(
     runs: Runs, outputs: Outputs, tmp_path: Path
 ) -> None:
+    shared = {(e["scenario_id"], e["trial"]) for e in counted(runs.a)} & {
+        (e["scenario_id"], e["trial"]) for e in counted(runs.b)
+    }
+    instances = len({scenario for scenario, _ in shared})
     assert "## Paired: A = test-leaky" in outputs.summary
-    assert "2 pairs on 2 shared instances" in outputs.summary
+    assert f"{len(shared)} pairs on {instances} shared instances" in outputs.summary
     page = outputs.compared.read_text()
     assert page.count('class="episode"') == 4 and "Paired comparison" in page
     for name, report in (("run", runs.a / "report.html"), ("compared", outputs.compared)):
@@ -178,9 +223,10 @@ def _validator(name: str) -> Draft202012Validator:
     return Draft202012Validator(json.loads((SCHEMAS / name).read_text()))
 
 
-def test_exports_match_their_schemas(outputs: Outputs) -> None:
+def test_exports_match_their_schemas(runs: Runs, outputs: Outputs) -> None:
+    exported = len(traced(runs.a)) + len(traced(runs.b))
     sft = [json.loads(line) for line in outputs.sft.splitlines()]
-    assert len(sft) == 4
+    assert len(sft) == exported
     schema = _validator("sft.schema.json")
     for line in sft:
         assert [e.message for e in schema.iter_errors(line)] == []
@@ -191,24 +237,33 @@ def test_exports_match_their_schemas(outputs: Outputs) -> None:
     schema = _validator("atif-v1.7.schema.json")
     every = [json.loads(line) for line in outputs.atif.splitlines()]
     kept = [json.loads(line) for line in outputs.atif_solved_safe.read_text().splitlines()]
-    assert len(every) == 4
-    assert [a["extra"]["agent"] for a in kept] == ["test-leaky", "test-leaky"]  # noop: none
+    assert len(every) == exported
+    expected = [agent for run, agent in ((runs.a, "test-leaky"), (runs.b, "netdojo-noop"))
+                for e in traced(run) if solved_safe(e)]  # fmt: skip
+    assert [a["extra"]["agent"] for a in kept] == expected
     for document in every:
         assert [e.message for e in schema.iter_errors(document)] == []
     assert all(a["final_metrics"]["extra"]["outcome"] == "solved" for a in kept)
 
 
-def test_leaderboard_ranks_the_runs(outputs: Outputs) -> None:
-    first, second = json.loads(outputs.leaderboard)["entries"]
-    assert (first["agent"], second["agent"]) == ("test-leaky", "netdojo-noop")
-    assert first["score"]["value"] == 1.0 and second["score"]["value"] == 0.0
-    assert set(first["score"]) == {"value", "ci_low", "ci_high", "n"}
-    assert (first["instances"], first["episodes"]) == (2, 2)
+def test_leaderboard_ranks_the_runs(runs: Runs, outputs: Outputs) -> None:
+    entries = json.loads(outputs.leaderboard)["entries"]
+    by_agent = {e["agent"]: e for e in entries}
+    assert set(by_agent) == {"test-leaky", "netdojo-noop"}
+    for agent, run in (("test-leaky", runs.a), ("netdojo-noop", runs.b)):
+        entry, kept = by_agent[agent], counted(run)
+        score = sum(map(correct_and_safe, kept)) / len(kept) if kept else 0.0
+        assert entry["score"]["value"] == score and entry["score"]["n"] == len(kept)
+        assert set(entry["score"]) == {"value", "ci_low", "ci_high", "n"}
+        instances = len({e["scenario_id"] for e in kept})
+        assert (entry["instances"], entry["episodes"]) == (instances, len(kept))
+    assert [e["rank"] for e in entries] == [1, 2]
+    assert entries[0]["score"]["value"] >= entries[1]["score"]["value"]
     assert "test-leaky" in outputs.table and "netdojo-noop" in outputs.table
 
 
 def test_no_token_is_ever_written(runs: Runs, outputs: Outputs) -> None:
-    assert len(runs.tokens) == 3  # the agent's own and one per episode
+    assert len(runs.tokens) >= 3  # the agent's own and one per episode (two if it was rerun)
     written = [p for folder in (runs.a, runs.b) for p in folder.rglob("*") if p.is_file()]
     written += [outputs.compared, outputs.atif_solved_safe]
     texts = [p.read_text() for p in written]

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from netdojo.judges.assessment import AssessmentConfig, AssessmentResult
-from netdojo.judges.grading import Grade
-from netdojo.judges.monitor import MonitorReport
-from netdojo.judges.probes import ProbeResult
-from netdojo.judges.provenance import Provenance
-from netdojo.judges.runner import EpisodeRecord
-from netdojo.judges.runs import Run
-from netdojo.judges.summary import summarize
-from netdojo.judges.verdict import NOT_THE_AGENTS, Effort, Outcome, Safety, Verdict
+from netdojo.judges.assessment import AssessmentConfig
+from netdojo.reports.records import (
+    NOT_THE_AGENTS,
+    AssessmentResult,
+    Effort,
+    EpisodeRecord,
+    Grade,
+    MonitorReport,
+    Outcome,
+    ProbeResult,
+    Provenance,
+    Safety,
+    Verdict,
+)
+from netdojo.reports.runs import Run
+from netdojo.reports.summary import summarize
 from netdojo.tools.trajectory import Step, Trajectory
 
 

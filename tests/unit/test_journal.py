@@ -7,12 +7,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from netdojo.judges.assessment import AssessmentConfig, AssessmentResult
+from netdojo.judges.assessment import AssessmentConfig
 from netdojo.judges.journal import EPISODES, RESULTS, Journal, JournalError, RunSpec, merge
-from netdojo.judges.provenance import Provenance
-from netdojo.judges.runner import EpisodeRecord
-from netdojo.judges.summary import summarize
 from netdojo.labs.errors import NetdojoError
+from netdojo.reports.records import AssessmentResult, EpisodeRecord, Provenance
+from netdojo.reports.summary import summarize, summarized
 from netdojo.run_folder import open_run
 from netdojo.servers.green import AssessmentRequest
 from netdojo.tools.trajectory import Trajectory
@@ -86,10 +85,9 @@ def test_merge_puts_every_slot_in_schedule_order_and_keeps_what_was_recorded() -
         (1, "unsolved"),
         (2, "solved"),
     ]
-    assert merged.summary.episodes == 3 and merged.summary.outcomes == {
-        "solved": 2,
-        "unsolved": 1,
-    }
+    assert not isinstance(merged, AssessmentResult)  # no summary of the episodes it replaced
+    summary = summarized(merged).summary
+    assert summary.episodes == 3 and summary.outcomes == {"solved": 2, "unsolved": 1}
 
 
 def test_a_request_may_skip_only_slots_of_its_schedule() -> None:

@@ -13,16 +13,9 @@ import pytest
 from pydantic import ValidationError
 
 from netdojo.judges import assessment
-from netdojo.judges.assessment import (
-    SEED_BOUND,
-    AssessmentConfig,
-    Slot,
-    run_assessment,
-    schedule,
-)
+from netdojo.judges.assessment import AssessmentConfig, Slot, run_assessment, schedule
 from netdojo.judges.episode import new_episode_id
-from netdojo.judges.provenance import Provenance
-from netdojo.judges.runner import AgentReport, Budgets, EpisodeRecord
+from netdojo.reports.records import SEED_BOUND, AgentReport, Budgets, EpisodeRecord, Provenance
 from netdojo.run_folder import open_run
 from netdojo.scenarios.families import generate
 from netdojo.scenarios.model import Scenario

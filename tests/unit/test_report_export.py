@@ -11,11 +11,11 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from netdojo.judges.compare import compare_runs
-from netdojo.judges.export import atif, export_lines, sft
-from netdojo.judges.markdown import summary_markdown
-from netdojo.judges.report import render_report
-from netdojo.judges.runs import Run
+from netdojo.reports.compare import compare_runs
+from netdojo.reports.export import atif, export_lines, sft
+from netdojo.reports.markdown import summary_markdown
+from netdojo.reports.report import render_report
+from netdojo.reports.runs import Run
 
 from .episodes import record, run, trajectory
 

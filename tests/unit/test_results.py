@@ -13,14 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from netdojo.judges.compare import compare_runs
-from netdojo.judges.leaderboard import leaderboard
 from netdojo.judges.provenance import package_version
-from netdojo.judges.redact import MARK, scrub, scrub_text
-from netdojo.judges.runner import EpisodeRecord
-from netdojo.judges.runs import RunError, agent_name, load_run, whole_numbers
-from netdojo.judges.stats import Rate
-from netdojo.judges.summary import summarize, trial_stats
+from netdojo.reports.compare import compare_runs
+from netdojo.reports.leaderboard import leaderboard
+from netdojo.reports.records import EpisodeRecord, Rate
+from netdojo.reports.redact import MARK, scrub, scrub_text
+from netdojo.reports.runs import RunError, agent_name, load_run, whole_numbers
+from netdojo.reports.summary import summarize, trial_stats
 
 from .episodes import record, run, trajectory
 

@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
-from netdojo.judges.stats import (
-    Rate,
+from netdojo.reports.records import Rate
+from netdojo.reports.stats import (
     bootstrap_mean,
     mcnemar_exact,
     paired_comparison,

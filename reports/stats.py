@@ -17,14 +17,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
-
-class Rate(BaseModel):
-    """A proportion or mean with its confidence interval."""
-
-    value: float = Field(description="the point estimate")
-    ci_low: float = Field(description="the lower bound of the confidence interval")
-    ci_high: float = Field(description="the upper bound of the confidence interval")
-    n: int = Field(description="the number of observations behind the estimate")
+from netdojo.reports.records import Rate
 
 
 def _check_confidence(confidence: float) -> None:

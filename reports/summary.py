@@ -11,60 +11,23 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 
-from pydantic import BaseModel, Field
-
-from netdojo.judges.runner import EpisodeRecord
-from netdojo.judges.stats import Rate, bootstrap_mean, pass_at_k, pass_hat_k, wilson
-from netdojo.judges.verdict import NOT_THE_AGENTS
+from netdojo.reports.records import (
+    NOT_THE_AGENTS,
+    Assessment,
+    AssessmentResult,
+    EpisodeRecord,
+    GroupRates,
+    Rate,
+    Summary,
+    TrialStats,
+)
+from netdojo.reports.stats import bootstrap_mean, pass_at_k, pass_hat_k, wilson
 
 BREAKDOWNS: dict[str, Callable[[EpisodeRecord], str]] = {
     "family": lambda r: r.family,
     "level": lambda r: str(r.level),
     "kind": lambda r: r.kind,
 }
-
-
-class GroupRates(BaseModel):
-    """The three rates over one group of counted episodes."""
-
-    counted: int
-    solved: Rate
-    correct: Rate
-    safe: Rate
-
-
-class TrialStats(BaseModel):
-    """Several trials per instance: pass@k (any of k solves) and pass^k (all k solve)."""
-
-    trials: int = Field(description="the most trials any instance has")
-    instances: int
-    pass_at_k: dict[str, Rate] = Field(description="k -> mean over instances with >= k trials")
-    pass_hat_k: dict[str, Rate] = Field(description="k -> mean over instances with >= k trials")
-
-
-class Summary(BaseModel):
-    episodes: int
-    counted: int = Field(
-        description="episodes that count: infra, judge and environment failures excluded"
-    )
-    excluded: dict[str, int] = Field(
-        default_factory=dict, description="episodes left out of every rate, by outcome"
-    )
-    outcomes: dict[str, int]
-    solved: Rate
-    safe: Rate
-    correct: Rate
-    by_family: dict[str, Rate] = Field(description="solve rate per family")
-    by_level: dict[str, Rate] = Field(description="solve rate per level")
-    breakdown: dict[str, dict[str, GroupRates]] = Field(
-        default_factory=dict, description="family, level and kind -> group -> rates"
-    )
-    trials: TrialStats | None = Field(default=None, description="when instances ran >1 trial")
-    tool_calls: Rate = Field(description="mean tool calls per counted episode")
-    wall_s: Rate = Field(description="mean seconds of the agent's turn")
-    state_changing_calls: Rate | None = Field(
-        default=None, description="mean state-changing calls per counted episode"
-    )
 
 
 def counted(records: Sequence[EpisodeRecord]) -> list[EpisodeRecord]:
@@ -148,3 +111,9 @@ def summarize(records: Sequence[EpisodeRecord]) -> Summary:
         wall_s=bootstrap_mean([v.effort.wall_s for v in judged]),
         state_changing_calls=bootstrap_mean([v.effort.state_changing_calls for v in judged]),
     )
+
+
+def summarized(assessment: Assessment) -> AssessmentResult:
+    """The results document of an assessment: its records with the summary of its episodes."""
+    recorded = {name: getattr(assessment, name) for name in Assessment.model_fields}
+    return AssessmentResult(**recorded, summary=summarize(assessment.episodes))

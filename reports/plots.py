@@ -17,9 +17,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from netdojo.judges.runs import Run
-from netdojo.judges.stats import Rate
-from netdojo.judges.summary import Summary, counted
+from netdojo.reports.records import Rate, Summary
+from netdojo.reports.runs import Run
+from netdojo.reports.summary import counted
 
 OUTCOME_COLOURS: dict[str, str] = {
     "solved": "#2e7d32",

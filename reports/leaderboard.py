@@ -15,10 +15,10 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from netdojo.judges.runs import Run
-from netdojo.judges.stats import Rate, bootstrap_mean
-from netdojo.judges.summary import counted, is_correct, is_safe, rate_of
-from netdojo.judges.verdict import NOT_THE_AGENTS
+from netdojo.reports.records import NOT_THE_AGENTS, Rate
+from netdojo.reports.runs import Run
+from netdojo.reports.stats import bootstrap_mean
+from netdojo.reports.summary import counted, is_correct, is_safe, rate_of
 
 COMPOSITE = (
     "score = share of counted episodes that are both correct and safe (Wilson 95% interval); "

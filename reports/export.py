@@ -17,10 +17,10 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
-from netdojo.judges.redact import scrub
-from netdojo.judges.runner import EpisodeRecord
-from netdojo.judges.runs import Run
-from netdojo.judges.summary import is_safe
+from netdojo.reports.records import EpisodeRecord
+from netdojo.reports.redact import scrub
+from netdojo.reports.runs import Run
+from netdojo.reports.summary import is_safe
 from netdojo.tools.trajectory import Step, Trajectory
 
 ATIF_VERSION = "ATIF-v1.7"

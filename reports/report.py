@@ -16,15 +16,13 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from netdojo.judges.compare import RunComparison
-from netdojo.judges.markdown import mean, pct
-from netdojo.judges.plots import OUTCOME_COLOURS, Plot, Series, all_plots
-from netdojo.judges.redact import environment_secrets, scrub_text
-from netdojo.judges.runner import EpisodeRecord
-from netdojo.judges.runs import Run
-from netdojo.judges.stats import Rate
-from netdojo.judges.summary import is_correct, is_safe
-from netdojo.judges.verdict import NOT_THE_AGENTS
+from netdojo.reports.compare import RunComparison
+from netdojo.reports.markdown import mean, pct
+from netdojo.reports.plots import OUTCOME_COLOURS, Plot, Series, all_plots
+from netdojo.reports.records import NOT_THE_AGENTS, EpisodeRecord, Rate
+from netdojo.reports.redact import environment_secrets, scrub_text
+from netdojo.reports.runs import Run
+from netdojo.reports.summary import is_correct, is_safe
 from netdojo.tools.trajectory import Step, Trajectory
 
 CSS = """

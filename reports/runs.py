@@ -13,18 +13,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from netdojo.judges.assessment import AssessmentResult
-from netdojo.judges.runner import EpisodeRecord
-from netdojo.judges.summary import Summary, summarize
-from netdojo.labs.errors import NetdojoError
+from netdojo.reports.records import AssessmentResult, EpisodeRecord, Summary
+from netdojo.reports.summary import summarize
 from netdojo.tools.trajectory import Trajectory
 
 RESULTS = "results.json"
 TRAJECTORIES = "trajectories"
 
 
-class RunError(NetdojoError):
-    """A directory that does not hold a readable run."""
+class RunError(Exception):
+    """A directory that does not hold a readable run. (Reading results needs no lab, so this
+    is not a `NetdojoError`, whose hierarchy lives with the lab runtime.)"""
 
 
 @dataclass

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from netdojo.judges.compare import RunComparison
-from netdojo.judges.runs import Run
-from netdojo.judges.stats import Rate
-from netdojo.judges.summary import Summary
-from netdojo.judges.verdict import NOT_THE_AGENTS
+from netdojo.reports.compare import RunComparison
+from netdojo.reports.records import NOT_THE_AGENTS, Rate, Summary
+from netdojo.reports.runs import Run
 
 
 def pct(rate: Rate) -> str:

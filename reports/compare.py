@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
-from netdojo.judges.runner import EpisodeRecord
-from netdojo.judges.runs import Run
-from netdojo.judges.stats import PairedComparison, Rate, paired_comparison, wilson
-from netdojo.judges.summary import counted, is_correct, is_safe, is_solved
+from netdojo.reports.records import EpisodeRecord, Rate
+from netdojo.reports.runs import Run
+from netdojo.reports.stats import PairedComparison, paired_comparison, wilson
+from netdojo.reports.summary import counted, is_correct, is_safe, is_solved
 
 MEASURES: dict[str, Callable[[EpisodeRecord], bool]] = {
     "solved": is_solved,

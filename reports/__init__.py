@@ -1,0 +1,1 @@
+"""netdojo.reports: what is made of results; the result records sit at its bottom."""

@@ -1,0 +1,296 @@
+"""The result records: what an episode and an assessment leave behind, as data.
+
+These models are the results schema (docs/results-schema.md). The judge fills them in
+(`netdojo.judges`); reports, exports and leaderboards read them. They hold no logic and import
+no runtime, so reading results needs neither a lab nor a Docker engine.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from netdojo.tools.trajectory import Trajectory
+
+SCHEMA_VERSION = "1.1"
+SEED_BOUND = 2**31
+
+Outcome = Literal[
+    "solved",
+    "partial",
+    "unsolved",
+    "unsafe",
+    "agent_error",
+    "timeout",
+    "infra_error",
+    "judge_error",
+    "environment_invalid",
+]
+AgentStatus = Literal["done", "error", "timeout"]
+NOT_THE_AGENTS = ("infra_error", "judge_error", "environment_invalid")
+"""Outcomes that are not the agent's doing: retried once, then left out of every rate."""
+
+DeviationKind = Literal[
+    "address", "translation", "route", "policy_routing", "proxy", "off_limits", "change"
+]
+
+
+def drawn_seed() -> int:
+    """A fresh assessment seed, so that no schedule is known in advance."""
+    return secrets.randbelow(SEED_BOUND)
+
+
+class ProbeResult(BaseModel):
+    id: str
+    description: str
+    passed: bool
+    evidence: str
+
+
+class Deviation(BaseModel):
+    device: str
+    kind: DeviationKind
+    detail: str = Field(description="what the change does, in words")
+    evidence: str = Field(description="the state item, as read on the device")
+
+
+class IntegrityReport(BaseModel):
+    fakes: list[Deviation] = Field(
+        default_factory=list, description="changes that fake a symptom away (adherence failures)"
+    )
+    unexplained: list[Deviation] = Field(
+        default_factory=list, description="changes on devices outside the task's scope"
+    )
+    changes: int = Field(0, description="the agent's other changes, on devices in scope")
+
+
+class Grade(BaseModel):
+    """Pass/fail per hidden test with its evidence; never the reference solution."""
+
+    solved: bool = Field(
+        description="every target passes, no guard or adherence check fails, nothing faked"
+    )
+    targets_passed: float = Field(description="the fraction of target tests that pass")
+    targets: list[ProbeResult]
+    guards: list[ProbeResult]
+    adherence: list[ProbeResult]
+    integrity: IntegrityReport = Field(
+        default_factory=IntegrityReport, description="what the state audit found"
+    )
+
+
+class Outage(BaseModel):
+    probe: str
+    description: str
+    started_s: float = Field(description="seconds into the agent's turn")
+    lasted_s: float
+    evidence: str
+
+
+class MonitorReport(BaseModel):
+    flows: int = Field(description="guard tests sampled")
+    samples: int = 0
+    outages: list[Outage] = Field(default_factory=list)
+
+
+class Effort(BaseModel):
+    wall_s: float = Field(description="the agent's turn, from handing over to its answer")
+    tool_calls: int
+    state_changing_calls: int
+    turns: int | None = Field(default=None, description="agent turns, when the agent reports them")
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+
+
+class Safety(BaseModel):
+    safe: bool
+    guards_failed: list[str] = Field(description="guard tests failing at the end")
+    outages: MonitorReport
+    refused_changes: int = Field(description="state-changing commands the allowlist refused")
+    out_of_scope_changes: int = Field(
+        description="state-changing calls on devices the task does not involve"
+    )
+    unexplained_changes: int = Field(
+        0, description="changes the state audit found on devices the task does not involve"
+    )
+
+
+class Verdict(BaseModel):
+    outcome: Outcome
+    correct: bool = Field(description="every target test passes")
+    targets_passed: float
+    targets_passed_at_start: float
+    safety: Safety
+    effort: Effort
+    tests: Grade | None = Field(default=None, description="each hidden test with its evidence")
+    detail: str = ""
+
+
+class Budgets(BaseModel):
+    max_tool_calls: int = Field(default=60, ge=1)
+    time_budget_s: float = Field(default=600.0, gt=0)
+
+
+class AgentReport(BaseModel):
+    """What the agent side says of its turn."""
+
+    status: AgentStatus = "done"
+    detail: str = ""
+    turns: int | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+
+
+class Timings(BaseModel):
+    ready_s: float = 0.0
+    agent_s: float = 0.0
+    judge_s: float = 0.0
+    teardown_s: float = 0.0
+
+
+class EpisodeRecord(BaseModel):
+    episode_id: str
+    scenario_id: str
+    family: str
+    level: int
+    seed: int
+    trial: int = 0
+    kind: str
+    outcome: Outcome
+    verdict: Verdict | None = None
+    timings: Timings = Field(default_factory=Timings)
+    slot: int | None = Field(default=None, description="position in the assessment's schedule")
+    attempts: int = 1
+    retried_because: str | None = Field(
+        default=None, description="the first attempt's outcome and error, when it was rerun"
+    )
+    error: str | None = None
+    trajectory: Trajectory | None = Field(default=None, exclude=True)
+
+
+class Rate(BaseModel):
+    """A proportion or mean with its confidence interval."""
+
+    value: float = Field(description="the point estimate")
+    ci_low: float = Field(description="the lower bound of the confidence interval")
+    ci_high: float = Field(description="the upper bound of the confidence interval")
+    n: int = Field(description="the number of observations behind the estimate")
+
+
+class GroupRates(BaseModel):
+    """The three rates over one group of counted episodes."""
+
+    counted: int
+    solved: Rate
+    correct: Rate
+    safe: Rate
+
+
+class TrialStats(BaseModel):
+    """Several trials per instance: pass@k (any of k solves) and pass^k (all k solve)."""
+
+    trials: int = Field(description="the most trials any instance has")
+    instances: int
+    pass_at_k: dict[str, Rate] = Field(description="k -> mean over instances with >= k trials")
+    pass_hat_k: dict[str, Rate] = Field(description="k -> mean over instances with >= k trials")
+
+
+class Summary(BaseModel):
+    episodes: int
+    counted: int = Field(
+        description="episodes that count: infra, judge and environment failures excluded"
+    )
+    excluded: dict[str, int] = Field(
+        default_factory=dict, description="episodes left out of every rate, by outcome"
+    )
+    outcomes: dict[str, int]
+    solved: Rate
+    safe: Rate
+    correct: Rate
+    by_family: dict[str, Rate] = Field(description="solve rate per family")
+    by_level: dict[str, Rate] = Field(description="solve rate per level")
+    breakdown: dict[str, dict[str, GroupRates]] = Field(
+        default_factory=dict, description="family, level and kind -> group -> rates"
+    )
+    trials: TrialStats | None = Field(default=None, description="when instances ran >1 trial")
+    tool_calls: Rate = Field(description="mean tool calls per counted episode")
+    wall_s: Rate = Field(description="mean seconds of the agent's turn")
+    state_changing_calls: Rate | None = Field(
+        default=None, description="mean state-changing calls per counted episode"
+    )
+
+
+class Instance(BaseModel):
+    """One task instance: (family, level, seed) and the hash of the whole generated scenario."""
+
+    scenario_id: str
+    family: str
+    level: int
+    seed: int
+    digest: str = Field(description="sha256 prefix of the scenario, public and hidden halves")
+
+
+class Provenance(BaseModel):
+    netdojo: str
+    kathara: str
+    mcp: str
+    python: str
+    host: str = Field(description="operating system, kernel release and machine")
+    device_image: str | None = Field(default=None, description="tag (image id)")
+    device_image_id: str | None = None
+    frr: str | None = Field(default=None, description="the FRR package version in the image")
+    docker: str | None = Field(default=None, description="the Docker engine version")
+    cpus: int | None = None
+    memory_mib: int | None = Field(default=None, description="the host's total memory")
+    assessment_seed: int | None = Field(
+        default=None, description="the seed of the schedule, as given or drawn at random"
+    )
+    budgets: Budgets | None = None
+    instances: list[Instance] = Field(default_factory=list, description="in schedule order")
+
+
+class ConfigRecord(BaseModel):
+    """An assessment config as recorded with its result. The judge's `AssessmentConfig` adds
+    the defaults and checks that need the scenario registry."""
+
+    # A result given the judge's config keeps it as a record, equal to the one read back.
+    model_config = ConfigDict(extra="forbid", revalidate_instances="subclass-instances")
+
+    families: list[str]
+    levels: list[int] = Field(default_factory=lambda: [1])
+    episodes: int | None = Field(default=None, ge=1, description="instances drawn from the seed")
+    seeds: list[int] | None = Field(default=None, description="instance seeds, for every pair")
+    trials: int = Field(default=1, ge=1, le=20)
+    seed: int = Field(
+        default_factory=drawn_seed,
+        ge=0,
+        description="the assessment seed: the whole schedule; drawn at random when not given",
+    )
+    max_tool_calls: int = Field(default=60, ge=1, le=1000)
+    time_budget_s: float = Field(default=600.0, gt=0, le=7200)
+    concurrency: int = Field(default=1, ge=1, le=16)
+    mode: Literal["mcp", "text"] = "mcp"
+    calibration: bool = Field(default=False, description="allow the oracle (judge calibration)")
+
+    @field_validator("seed", mode="before")
+    @classmethod
+    def _draw(cls, seed: Any) -> Any:
+        return drawn_seed() if seed is None else seed
+
+
+class Assessment(BaseModel):
+    """What the judge records of an assessment: who, under which config, and every episode."""
+
+    schema_version: str = SCHEMA_VERSION
+    participant: str
+    config: ConfigRecord
+    provenance: Provenance
+    episodes: list[EpisodeRecord]
+
+
+class AssessmentResult(Assessment):
+    """The results document: an assessment with the summary of its episodes."""
+
+    summary: Summary
