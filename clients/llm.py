@@ -14,6 +14,7 @@ what is valid. It speaks plain HTTP, so vLLM, Ollama, the llama.cpp servers and 
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -46,6 +47,11 @@ This endpoint takes no tool definitions: call a tool by answering with only a JS
 {"name": "<tool>", "arguments": {...}}, one per line for several calls. The tools:
 """
 
+TOOLS_REFUSED = re.compile(
+    r"\btools?\b.{0,60}\b(not supported|unsupported|not allowed|not permitted|requires?)\b"
+    r"|\b(support|unsupported|unknown|unrecognized|unexpected)\b.{0,40}\btools\b",
+    re.IGNORECASE,
+)
 SUBMIT_TOOL = "submit"
 MAX_RESULT_CHARS = 12_000
 NEXT_STEP = "Call the next tool the same way, or call submit with your summary when done."
@@ -176,7 +182,7 @@ class LLMAgent:
             del self._payload["tool_choice"]
         elif "max_completion_tokens" in text and "max_tokens" in self._payload:
             self._payload["max_completion_tokens"] = self._payload.pop("max_tokens")
-        elif "tool" in text and "tools" in self._payload:
+        elif TOOLS_REFUSED.search(text) and "tools" in self._payload:
             del self._payload["tools"]
             self._payload.pop("tool_choice", None)
             messages[0] = {"role": "system", "content": SYSTEM_PROMPT + self._tool_list()}

@@ -357,3 +357,35 @@ async def test_an_unreachable_endpoint_raises_llm_error(monkeypatch: pytest.Monk
             await agent(ToolSession(client), Task(brief=BRIEF))
     assert agent.record.error is not None and "connection refused" in agent.record.error
     assert agent.usage.turns == 0
+
+
+@pytest.mark.parametrize(
+    ("message", "dropped", "added"),
+    [
+        ('"auto" tool choice requires --enable-auto-tool-choice', "tool_choice", None),
+        (
+            "Use 'max_completion_tokens' instead of 'max_tokens'",
+            "max_tokens",
+            "max_completion_tokens",
+        ),
+    ],
+)
+async def test_a_refused_request_option_is_dropped_or_renamed(
+    message: str, dropped: str, added: str | None
+) -> None:
+    run = await run_agent([(400, {"error": {"message": message}}), text_reply("fine.")])
+
+    assert run.summary == "fine."
+    first, second = run.fake.requests
+    assert dropped in first and dropped not in second
+    assert "tools" in second
+    if added:
+        assert second[added] == first[dropped]
+
+
+async def test_any_other_400_is_an_error_at_once() -> None:
+    invalid = (400, {"error": {"message": "Invalid 'messages[1].tool_call_id'"}})
+    run = await run_agent([invalid, text_reply("never")])
+
+    assert "HTTP 400: Invalid 'messages[1].tool_call_id'" in str(run.error)
+    assert len(run.fake.requests) == 1
