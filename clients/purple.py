@@ -2,10 +2,11 @@
 
 The green agent's message carries the brief as text and, in a data part under
 ``netdojo_episode``, the episode: its MCP endpoint and bearer token (``mode: "mcp"``), or the
-tool list for an agent that works by messages (``mode: "text"``). In MCP mode the policy works
-on the endpoint, calls `submit`, and the reply carries its summary and token usage. In text
-mode each reply is one action, ``{"tool": …, "arguments": …}``, and the green agent answers
-with the tool's result in the same context until the policy submits.
+tool list for an agent that works by messages (``mode: "text"``), which its session lists. In
+MCP mode the policy works on the endpoint, calls `submit`, and the reply carries its summary and
+token usage. In text mode each reply is one action, ``{"tool": …, "arguments": …}``, with the
+usage so far, and the green agent answers with the tool's result in the same context until the
+policy submits.
 
 A caller that goes away (the green agent's budget ran out, its process died, the connection
 broke) stops the policy working for it, and so does a text-mode episode whose next message does
@@ -17,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import anyio
@@ -26,11 +28,11 @@ from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
 from a2a.server.routes import DefaultServerCallContextBuilder
 from a2a.types import Message, Role
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from starlette.requests import Request
 
 from netdojo.clients.agents import Policy, ScenarioRef, Task
-from netdojo.clients.session import ToolCallError, connect
+from netdojo.clients.session import ToolCallError, ToolSpec, connect
 
 HANDOFF_KEY = "netdojo_episode"
 RESULT_KEY = "netdojo_result"
@@ -45,13 +47,15 @@ class Handoff(BaseModel):
     mcp_url: str | None = None
     token: str | None = None
     scenario: ScenarioRef | None = None
+    tools: list[ToolSpec] = Field(default_factory=list)
 
 
 class TextSession:
     """A tool session whose calls travel as A2A messages: each call is a reply, each result
-    the green agent's next message."""
+    the green agent's next message; its tools are the ones the handoff lists."""
 
-    def __init__(self) -> None:
+    def __init__(self, tools: list[ToolSpec]) -> None:
+        self.tools = tools
         self.actions: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.results: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.calls = 0
@@ -63,6 +67,18 @@ class TextSession:
         if answer.get("error"):
             raise ToolCallError(str(answer["error"]))
         return dict(answer.get("result") or {})
+
+    async def list_tools(self) -> list[ToolSpec]:
+        return list(self.tools)
+
+
+@dataclass
+class TextEpisode:
+    """A text-mode episode in progress: its session, its policy and the policy's run."""
+
+    session: TextSession
+    policy: Policy
+    running: asyncio.Task[str]
 
 
 def _data(message: Message, key: str) -> Any:
@@ -106,7 +122,7 @@ class PurpleExecutor(AgentExecutor):
     def __init__(self, make_policy: Callable[[], Policy], text_idle_s: float = TEXT_IDLE_S) -> None:
         self.make_policy = make_policy
         self.text_idle_s = text_idle_s
-        self._text: dict[str, tuple[TextSession, asyncio.Task[str]]] = {}
+        self._text: dict[str, TextEpisode] = {}
         self._idle: dict[str, asyncio.TimerHandle] = {}
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -154,7 +170,7 @@ class PurpleExecutor(AgentExecutor):
                 if handoff.mode == "mcp":
                     reply = await self._work_on_endpoint(context, task)
                 else:
-                    reply = await self._start_text(context, task)
+                    reply = await self._start_text(context, task, handoff.tools)
         return reply
 
     async def _work_on_endpoint(self, context: RequestContext, task: Task) -> Message:
@@ -166,28 +182,26 @@ class PurpleExecutor(AgentExecutor):
             await session.call("submit", {"summary": summary})
         return _reply(context, summary, {"usage": _usage(policy, session.calls)})
 
-    async def _start_text(self, context: RequestContext, task: Task) -> Message:
-        session = TextSession()
+    async def _start_text(
+        self, context: RequestContext, task: Task, tools: list[ToolSpec]
+    ) -> Message:
+        session = TextSession(tools)
         policy = self.make_policy()
         running = asyncio.create_task(policy(session, task))  # type: ignore[arg-type]
-        self._text[context.context_id or ""] = (session, running)
-        return await self._next_action(context, session, running, policy)
+        episode = TextEpisode(session, policy, running)
+        self._text[context.context_id or ""] = episode
+        return await self._next_action(context, episode)
 
     async def _continue(self, context: RequestContext, result: dict[str, Any]) -> Message:
         waiting = self._idle.pop(context.context_id or "", None)
         if waiting is not None:
             waiting.cancel()
-        session, running = self._text[context.context_id or ""]
-        await session.results.put(result)
-        return await self._next_action(context, session, running, None)
+        episode = self._text[context.context_id or ""]
+        await episode.session.results.put(result)
+        return await self._next_action(context, episode)
 
-    async def _next_action(
-        self,
-        context: RequestContext,
-        session: TextSession,
-        running: asyncio.Task[str],
-        policy: Policy | None,
-    ) -> Message:
+    async def _next_action(self, context: RequestContext, episode: TextEpisode) -> Message:
+        session, running = episode.session, episode.running
         action = asyncio.ensure_future(session.actions.get())
         await asyncio.wait({action, running}, return_when=asyncio.FIRST_COMPLETED)
         if action.done():
@@ -200,7 +214,7 @@ class PurpleExecutor(AgentExecutor):
             del self._text[context.context_id or ""]
             summary = running.result()  # a crashed policy raises here: the green sees a failure
             chosen = {"tool": "submit", "arguments": {"summary": summary}}
-        usage = _usage(policy, session.calls) if policy else {"tool_calls": session.calls}
+        usage = _usage(episode.policy, session.calls)
         return _reply(context, json.dumps(chosen), {"action": chosen, "usage": usage})
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -214,9 +228,9 @@ class PurpleExecutor(AgentExecutor):
         waiting = self._idle.pop(key, None)
         if waiting is not None:
             waiting.cancel()
-        entry = self._text.pop(key, None)
-        if entry is not None:
-            entry[1].cancel()
+        episode = self._text.pop(key, None)
+        if episode is not None:
+            episode.running.cancel()
 
 
 def _usage(policy: Any, calls: int) -> dict[str, Any]:

@@ -4,15 +4,34 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Protocol
 
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from pydantic import BaseModel, Field
 
 
 class ToolCallError(Exception):
     """The server refused or failed a call; the message is the text the model would read."""
+
+
+class ToolSpec(BaseModel):
+    """A tool as an episode lists it: its name, what it does and its arguments' JSON schema."""
+
+    name: str
+    description: str | None = None
+    input_schema: dict[str, Any] = Field(default_factory=dict)
+
+
+class Session(Protocol):
+    """What a policy works through: an MCP session, or tool calls travelling as messages."""
+
+    calls: int
+
+    async def call(self, tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]: ...
+
+    async def list_tools(self) -> list[ToolSpec]: ...
 
 
 class ToolSession:
@@ -30,6 +49,20 @@ class ToolSession:
             raise ToolCallError(text)
         structured = result.structured_content or {}
         return dict(structured)
+
+    async def list_tools(self) -> list[ToolSpec]:
+        """Every tool the server lists, following pagination."""
+        tools: list[ToolSpec] = []
+        cursor: str | None = None
+        while True:
+            page = await self.client.list_tools(cursor=cursor)
+            tools += [
+                ToolSpec(name=t.name, description=t.description, input_schema=t.input_schema)
+                for t in page.tools
+            ]
+            cursor = page.next_cursor
+            if not cursor:
+                return tools
 
 
 @asynccontextmanager

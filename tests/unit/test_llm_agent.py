@@ -1,123 +1,37 @@
-"""The LLM agent loop against a scripted OpenAI-compatible server and an in-process MCP server."""
+"""The LLM agent loop against a scripted OpenAI-compatible server over real HTTP and an
+in-process MCP server: native calls, calls written as text, replies that are neither, errors."""
 
 from __future__ import annotations
 
 import json
-import socket
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
 import pytest
-import uvicorn
 from mcp import Client
-from mcp.server import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
 
-from netdojo.clients import llm
+from netdojo.clients import llm, llm_endpoint
 from netdojo.clients.agents import Task
-from netdojo.clients.llm import LLMAgent, LLMConfig, LLMError, Usage
+from netdojo.clients.llm import LLMAgent, LLMConfig, LLMError
+from netdojo.clients.llm_record import Usage
 from netdojo.clients.session import ToolSession
+from tests.llm_fakes import (
+    HOLD,
+    TOPOLOGY,
+    TRICKLE,
+    ScriptedLLM,
+    Step,
+    completion,
+    fake_lab,
+    free_port,
+    serving,
+    tool_call,
+)
 
 pytestmark = pytest.mark.anyio
 
-TOPOLOGY = {"devices": [{"name": "r1", "role": "router"}, {"name": "h1", "role": "host"}]}
 BRIEF = "h1 cannot reach h2; find and fix the fault."
-
-
-class ScriptedLLM:
-    """Answers `/v1/chat/completions` from a script of (status, body) and records each request."""
-
-    def __init__(self, script: list[tuple[int, dict[str, Any]]]) -> None:
-        self.script = list(script)
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-
-    async def completions(self, request: Request) -> JSONResponse:
-        self.requests.append(await request.json())
-        self.headers.append(dict(request.headers))
-        if not self.script:
-            return JSONResponse({"error": {"message": "script exhausted"}}, status_code=500)
-        status, body = self.script.pop(0)
-        return JSONResponse(body, status_code=status)
-
-    def app(self) -> Starlette:
-        return Starlette(routes=[Route("/v1/chat/completions", self.completions, methods=["POST"])])
-
-    def messages(self, index: int, role: str) -> list[dict[str, Any]]:
-        return [m for m in self.requests[index]["messages"] if m["role"] == role]
-
-
-@asynccontextmanager
-async def serving(fake: ScriptedLLM) -> AsyncIterator[str]:
-    """Serve the fake on a free loopback port; yields its base URL."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(fake.app(), log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve, [sock])
-        with anyio.fail_after(10):
-            while not server.started:
-                await anyio.sleep(0.01)
-        try:
-            yield f"http://127.0.0.1:{port}/v1"
-        finally:
-            server.should_exit = True
-    sock.close()
-
-
-def fake_lab(calls: list[str]) -> MCPServer:
-    """Small stand-ins for the lab tools; `calls` records which ran."""
-    server = MCPServer("fake-lab")
-
-    @server.tool()
-    def topology() -> dict[str, Any]:
-        """Devices and links."""
-        calls.append("topology")
-        return TOPOLOGY
-
-    @server.tool()
-    def show(device: str, command: str) -> dict[str, Any]:
-        """Read state."""
-        calls.append("show")
-        if device != "r1":
-            raise ToolError(f"unknown device {device!r}; devices: r1, h1")
-        return {"device": device, "text": "x" * 20_000 if command == "show log" else "ok"}
-
-    @server.tool()
-    def submit(summary: str) -> dict[str, Any]:
-        """End the work."""
-        calls.append("submit")
-        return {"accepted": True}
-
-    return server
-
-
-def tool_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
-
-
-def completion(
-    calls: list[dict[str, Any]] | None = None, content: str | None = None, usage: tuple = (0, 0)
-) -> tuple[int, dict[str, Any]]:
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if calls:
-        message["tool_calls"] = calls
-    body = {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1]},
-    }
-    return 200, body
 
 
 @dataclass
@@ -129,7 +43,7 @@ class Run:
     lab_calls: list[str]
 
 
-async def run_agent(script: list[tuple[int, dict[str, Any]]], **config: Any) -> Run:
+async def run_agent(script: Sequence[Step], **config: Any) -> Run:
     """One episode; an `LLMError` is returned, not raised, to keep it out of exception groups."""
     fake, lab_calls = ScriptedLLM(script), list[str]()
     summary, error = None, None
@@ -142,13 +56,17 @@ async def run_agent(script: list[tuple[int, dict[str, Any]]], **config: Any) -> 
     return Run(summary, error, agent, fake, lab_calls)
 
 
+def text_reply(content: str) -> Step:
+    return completion(content=content, usage=(10, 5))
+
+
 async def test_loop_runs_tools_sends_results_back_and_returns_the_submit_summary() -> None:
     script = [
         completion([tool_call("call_topo", "topology", "{}")], usage=(100, 10)),
         completion([tool_call("call_show", "show", '{"device": "r1",')], usage=(200, 20)),
         completion([tool_call("call_done", "submit", '{"summary": "fixed r1"}')], usage=(300, 30)),
     ]
-    run = await run_agent(script, api_key="sk-test")
+    run = await run_agent(script, api_key="sk-test", max_tokens=300)
     fake = run.fake
 
     assert run.summary == "fixed r1"
@@ -156,14 +74,16 @@ async def test_loop_runs_tools_sends_results_back_and_returns_the_submit_summary
     assert len(fake.requests) == 3
     first = fake.requests[0]
     assert first["model"] == "test-model"
-    assert first["temperature"] == 0.0
+    assert (first["temperature"], first["max_tokens"], first["tool_choice"]) == (0.0, 300, "auto")
     assert fake.messages(0, "user") == [{"role": "user", "content": BRIEF}]
     assert "submit" in fake.messages(0, "system")[0]["content"]
     functions = {tool["function"]["name"]: tool for tool in first["tools"]}
-    assert set(functions) == {"topology", "show", "submit"}
+    assert set(functions) == {"topology", "show", "ping", "submit"}
     assert functions["show"]["type"] == "function"
     assert functions["show"]["function"]["description"] == "Read state."
-    assert functions["show"]["function"]["parameters"]["required"] == ["device", "command"]
+    parameters = functions["show"]["function"]["parameters"]
+    assert parameters["required"] == ["device", "command"]
+    assert "title" not in json.dumps(parameters)
 
     [topology_result] = fake.messages(1, "tool")
     assert topology_result["tool_call_id"] == "call_topo"
@@ -174,17 +94,173 @@ async def test_loop_runs_tools_sends_results_back_and_returns_the_submit_summary
     bad_arguments = fake.messages(2, "tool")[-1]
     assert bad_arguments["tool_call_id"] == "call_show"
     assert "not valid JSON" in bad_arguments["content"]
+    assert '"device"' in bad_arguments["content"]  # the schema to follow
 
     assert run.agent.usage == Usage(prompt_tokens=600, completion_tokens=60, turns=3)
     assert all(h["authorization"] == "Bearer sk-test" for h in fake.headers)
+    record = run.agent.record
+    assert [turn.form for turn in record.turns] == ["native"] * 3
+    assert record.turns[1].tool_calls[0].arguments == '{"device": "r1",'
+    assert [(r.name, r.reason) for r in record.rejected] == [("show", "malformed")]
 
 
-async def test_an_answer_without_tool_calls_is_the_summary_and_no_key_sends_no_header() -> None:
+async def test_an_answer_in_prose_is_the_summary_and_no_key_sends_no_header() -> None:
     run = await run_agent([completion(content="nothing to fix", usage=(5, 1))])
 
     assert run.summary == "nothing to fix"
     assert run.agent.usage == Usage(prompt_tokens=5, completion_tokens=1, turns=1)
     assert "authorization" not in run.fake.headers[0]
+
+
+FORMS = {
+    "fenced": (
+        'I will look at the topology first.\n```json\n{"name": "topology", "arguments": {}}\n```',
+        '```json\n{"name": "submit", "arguments": {"summary": "fixed r1"}}\n```',
+    ),
+    "tagged": (
+        '<tool_call>\n{"name": "topology", "arguments": {}}\n</tool_call>',
+        '<tool_call>\n{"name": "submit", "arguments": {"summary": "fixed r1"}}\n</tool_call>',
+    ),
+    "json": (
+        '{"name": "topology", "arguments": {}}',
+        '{"name": "submit", "parameters": {"summary": "fixed r1"}}',
+    ),
+    "python_tag": (
+        '<|python_tag|>{"name": "topology", "parameters": {}}',
+        '<|python_tag|>{"name": "submit", "parameters": {"summary": "fixed r1"}}',
+    ),
+    "mistral": (
+        '[TOOL_CALLS] [{"name": "topology", "arguments": {}}]',
+        '[TOOL_CALLS] [{"name": "submit", "arguments": {"summary": "fixed r1"}}]',
+    ),
+}
+RESULT_SHAPES = {
+    "fenced": "```json\n",
+    "tagged": "<tool_response>\n",
+    "json": '{"name": "topology"',
+    "python_tag": '{"name": "topology"',
+    "mistral": "[TOOL_RESULTS] [",
+}
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+async def test_calls_written_as_text_run_and_are_answered_in_their_shape(form: str) -> None:
+    call, submit = FORMS[form]
+    run = await run_agent([text_reply(call), text_reply(submit)])
+
+    assert run.summary == "fixed r1"
+    assert run.lab_calls == ["topology"]
+    history = run.fake.requests[1]["messages"]
+    assert history[-2] == {"role": "assistant", "content": call}
+    answer = history[-1]
+    assert answer["role"] == "user"
+    assert answer["content"].startswith(RESULT_SHAPES[form])
+    assert json.dumps(TOPOLOGY) in answer["content"]
+    record = run.agent.record
+    assert [turn.form for turn in record.turns] == [form, form]
+    assert [call.name for call in record.turns[0].tool_calls] == ["topology"]
+    assert record.usage == Usage(prompt_tokens=20, completion_tokens=10, turns=2)
+
+
+async def test_several_text_calls_in_one_reply_run_in_order() -> None:
+    reply = (
+        '<tool_call>{"name": "topology", "arguments": {}}</tool_call>\n'
+        '<tool_call>{"name": "show", "arguments": {"device": "r1", "command": "show ip route"}}'
+        "</tool_call>"
+    )
+    run = await run_agent([text_reply(reply), text_reply("The route on r1 was missing; added.")])
+
+    assert run.lab_calls == ["topology", "show"]
+    answer = run.fake.requests[1]["messages"][-1]["content"]
+    assert answer.count("<tool_response>") == 2
+    assert run.summary == "The route on r1 was missing; added."
+
+
+@pytest.mark.parametrize(
+    ("reply", "problem"),
+    [
+        ("", "Your reply was empty."),
+        ('{"status": "done"}', "Your reply called no tool"),
+        ("```json\n[1, 2, 3]\n```", "Your reply called no tool"),
+    ],
+)
+async def test_a_reply_that_is_neither_call_nor_answer_is_not_submitted(
+    reply: str, problem: str
+) -> None:
+    run = await run_agent([text_reply(reply), text_reply("Nothing was wrong.")])
+
+    assert run.summary == "Nothing was wrong."
+    hint = run.fake.requests[1]["messages"][-1]
+    assert hint["role"] == "user"
+    assert problem in hint["content"]
+    assert '{"name": "submit", "arguments": {"summary":' in hint["content"]
+    assert "topology, show, ping, submit" in hint["content"]
+
+
+async def test_a_reply_cut_at_max_tokens_is_not_the_summary() -> None:
+    cut = completion(content="The problem is that r1 has", finish_reason="length")
+    run = await run_agent([cut, text_reply("r1 had eth1 down; brought it up.")], max_tokens=7)
+
+    assert run.summary == "r1 had eth1 down; brought it up."
+    assert "cut off at 7 tokens" in run.fake.requests[1]["messages"][-1]["content"]
+
+
+async def test_malformed_text_calls_get_an_error_and_the_valid_ones_run() -> None:
+    reply = (
+        '<tool_call>{"name": "show", "arguments": {"device": </tool_call>\n'
+        '<tool_call>{"name": "topology", "arguments": {}}</tool_call>'
+    )
+    run = await run_agent([text_reply(reply), text_reply("done: nothing to fix")])
+
+    assert run.lab_calls == ["topology"]
+    answer = run.fake.requests[1]["messages"][-1]["content"]
+    assert "could not be read: not valid JSON" in answer
+    assert [r.reason for r in run.agent.record.rejected] == ["malformed"]
+    assert run.summary == "done: nothing to fix"
+
+
+async def test_an_unknown_tool_is_answered_with_the_valid_ones() -> None:
+    script = [
+        completion([tool_call("call_1", "ping_all", "{}")]),
+        text_reply('{"name": "check_everything", "arguments": {}}'),
+        text_reply("gave up"),
+    ]
+    run = await run_agent(script)
+
+    assert run.lab_calls == []
+    [native] = run.fake.messages(1, "tool")
+    assert native["content"] == (
+        "error: unknown tool 'ping_all'; the tools are: topology, show, ping, submit"
+    )
+    assert "unknown tool 'check_everything'" in run.fake.requests[2]["messages"][-1]["content"]
+    rejected = run.agent.record.rejected
+    assert [(r.name, r.reason) for r in rejected] == [
+        ("ping_all", "unknown_tool"),
+        ("check_everything", "unknown_tool"),
+    ]
+
+
+async def test_unknown_missing_and_mistyped_arguments_are_named_with_the_schema() -> None:
+    arguments = json.dumps({"topologyArguments": {}, "source": "h1", "count": "many"})
+    script = [
+        completion([tool_call("call_1", "ping", arguments)]),
+        completion([tool_call("call_2", "submit", '{"summary": "  "}')]),
+        completion([tool_call("call_3", "ping", '{"source": "h1", "destination": "h2"}')]),
+        completion([tool_call("call_4", "submit", '{"summary": "h2 answers"}')]),
+    ]
+    run = await run_agent(script)
+
+    assert run.lab_calls == ["ping"]
+    error = run.fake.messages(1, "tool")[0]["content"]
+    assert "unknown argument 'topologyArguments'" in error
+    assert "missing required argument 'destination'" in error
+    assert "'count' must be integer" in error
+    assert 'Expected arguments: {"properties":' in error
+    empty = run.fake.messages(2, "tool")[-1]["content"]
+    assert "'summary' must say what you found and changed" in empty
+    assert run.summary == "h2 answers"
+    reasons = [r.reason for r in run.agent.record.rejected]
+    assert reasons == ["invalid_arguments", "invalid_arguments"]
 
 
 async def test_tool_errors_reach_the_model_and_long_results_are_truncated() -> None:
@@ -219,8 +295,22 @@ async def test_the_loop_stops_after_max_turns() -> None:
     assert run.agent.usage.turns == 2
 
 
+async def test_an_endpoint_without_tool_support_is_asked_again_with_the_tools_as_text() -> None:
+    refused = (400, {"error": {"message": "model llama2 does not support tools"}})
+    script = [refused, text_reply('{"name": "topology", "arguments": {}}'), text_reply("ok.")]
+    run = await run_agent(script)
+
+    assert run.summary == "ok."
+    assert run.lab_calls == ["topology"]
+    second = run.fake.requests[1]
+    assert "tools" not in second and "tool_choice" not in second
+    system = second["messages"][0]["content"]
+    assert '{"name": "<tool>", "arguments": {...}}' in system
+    assert "- show: Read state." in system
+
+
 async def test_a_5xx_is_retried_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(llm, "RETRY_DELAY_S", 0.0)
+    monkeypatch.setattr(llm_endpoint, "RETRY_DELAY_S", 0.0)
     overloaded = (503, {"error": {"message": "overloaded"}})
 
     run = await run_agent([overloaded, completion(content="ok")])
@@ -240,49 +330,62 @@ async def test_a_401_raises_llm_error_with_the_server_message() -> None:
     assert run.fake.headers[0]["authorization"] == "Bearer wrong"
 
 
+@pytest.mark.parametrize("step", [HOLD, TRICKLE])
+async def test_a_reply_that_never_ends_times_out_once_and_the_record_stays(step: str) -> None:
+    script: list[Step] = [
+        completion([tool_call("call_1", "topology", "{}")], usage=(50, 5)),
+        step,
+        step,
+    ]
+    run = await run_agent(script, request_timeout_s=1.0)
+
+    assert run.summary is None
+    assert "gave no answer within 1 s" in str(run.error)
+    assert "\n" not in str(run.error)
+    assert len(run.fake.requests) == 2  # not retried into a busy server
+    record = run.agent.record
+    assert record.usage == Usage(prompt_tokens=50, completion_tokens=5, turns=1)
+    assert record.error is not None and "gave no answer within 1 s" in record.error
+
+
 async def test_an_unreachable_endpoint_raises_llm_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(llm, "RETRY_DELAY_S", 0.0)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]  # bound, not listening: connections are refused
-        config = LLMConfig(base_url=f"http://127.0.0.1:{port}/v1", model="m")
-        async with Client(fake_lab([])) as client:
-            with pytest.raises(LLMError, match="cannot reach"):
-                await LLMAgent(config)(ToolSession(client), Task(brief=BRIEF))
+    monkeypatch.setattr(llm_endpoint, "RETRY_DELAY_S", 0.0)
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    agent = LLMAgent(LLMConfig(base_url=url, model="m"))
+    async with Client(fake_lab([])) as client:
+        with pytest.raises(LLMError, match=f"cannot reach {url}/chat/completions"):
+            await agent(ToolSession(client), Task(brief=BRIEF))
+    assert agent.record.error is not None and "connection refused" in agent.record.error
+    assert agent.usage.turns == 0
 
 
-ENV = ("NETDOJO_LLM_BASE_URL", "NETDOJO_LLM_MODEL", "NETDOJO_LLM_API_KEY", "OPENAI_API_KEY")
-
-
-@pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    for name in ENV:
-        monkeypatch.delenv(name, raising=False)
-    return monkeypatch
-
-
-def test_from_env_names_the_missing_variables(clean_env: pytest.MonkeyPatch) -> None:
-    with pytest.raises(LLMError, match="NETDOJO_LLM_BASE_URL and NETDOJO_LLM_MODEL"):
-        LLMConfig.from_env()
-    clean_env.setenv("NETDOJO_LLM_BASE_URL", "http://127.0.0.1:8000/v1")
-    with pytest.raises(LLMError, match="set NETDOJO_LLM_MODEL") as raised:
-        LLMConfig.from_env()
-    assert "set NETDOJO_LLM_BASE_URL" not in str(raised.value)
-
-
-def test_from_env_reads_the_variables_with_fallback_key_and_overrides(
-    clean_env: pytest.MonkeyPatch,
+@pytest.mark.parametrize(
+    ("message", "dropped", "added"),
+    [
+        ('"auto" tool choice requires --enable-auto-tool-choice', "tool_choice", None),
+        (
+            "Use 'max_completion_tokens' instead of 'max_tokens'",
+            "max_tokens",
+            "max_completion_tokens",
+        ),
+    ],
+)
+async def test_a_refused_request_option_is_dropped_or_renamed(
+    message: str, dropped: str, added: str | None
 ) -> None:
-    clean_env.setenv("NETDOJO_LLM_BASE_URL", "http://127.0.0.1:8000/v1")
-    clean_env.setenv("NETDOJO_LLM_MODEL", "qwen")
-    assert LLMConfig.from_env().api_key == ""
-    clean_env.setenv("OPENAI_API_KEY", "sk-openai")
-    assert LLMConfig.from_env().api_key == "sk-openai"
-    clean_env.setenv("NETDOJO_LLM_API_KEY", "sk-netdojo")
-    config = LLMConfig.from_env(model="llama", max_turns=5)
-    assert (config.base_url, config.model, config.api_key) == (
-        "http://127.0.0.1:8000/v1",
-        "llama",
-        "sk-netdojo",
-    )
-    assert (config.max_turns, config.temperature, config.request_timeout_s) == (5, 0.0, 120.0)
+    run = await run_agent([(400, {"error": {"message": message}}), text_reply("fine.")])
+
+    assert run.summary == "fine."
+    first, second = run.fake.requests
+    assert dropped in first and dropped not in second
+    assert "tools" in second
+    if added:
+        assert second[added] == first[dropped]
+
+
+async def test_any_other_400_is_an_error_at_once() -> None:
+    invalid = (400, {"error": {"message": "Invalid 'messages[1].tool_call_id'"}})
+    run = await run_agent([invalid, text_reply("never")])
+
+    assert "HTTP 400: Invalid 'messages[1].tool_call_id'" in str(run.error)
+    assert len(run.fake.requests) == 1
