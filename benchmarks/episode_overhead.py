@@ -31,7 +31,7 @@ from netdojo.clients.agents import noop
 from netdojo.judges.assessment import AssessmentConfig, run_assessment
 from netdojo.judges.runner import Budgets, run_episode
 from netdojo.labs.runtime import start_lab, stop_lab
-from netdojo.scenarios.families import generate
+from netdojo.scenarios.generate import generate
 
 FAMILIES = ("static-routing", "ospf-adjacency", "host-config", "bgp-peering")
 TARGET_RATIO = 1.5

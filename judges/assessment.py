@@ -22,7 +22,8 @@ from netdojo.judges.episode import new_episode_id
 from netdojo.judges.provenance import Provenance, provenance
 from netdojo.judges.runner import Agent, Budgets, EpisodeRecord, run_episode_with_retry
 from netdojo.judges.summary import Summary, summarize
-from netdojo.scenarios.families import FAMILIES, LEVELS, generate
+from netdojo.scenarios import registry
+from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
 
 SCHEMA_VERSION = "1.1"
@@ -39,7 +40,7 @@ def drawn_seed() -> int:
 class AssessmentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    families: list[str] = Field(default_factory=lambda: list(FAMILIES))
+    families: list[str] = Field(default_factory=lambda: list(registry.families()))
     levels: list[int] = Field(default_factory=lambda: [1])
     episodes: int | None = Field(default=None, ge=1, description="instances drawn from the seed")
     seeds: list[int] | None = Field(default=None, description="instance seeds, for every pair")
@@ -62,14 +63,15 @@ class AssessmentConfig(BaseModel):
 
     @model_validator(mode="after")
     def _known(self) -> AssessmentConfig:
-        unknown = [f for f in self.families if f not in FAMILIES]
+        known = registry.families()
+        unknown = [f for f in self.families if f not in known]
         if unknown:
-            raise ValueError(f"unknown families {unknown}; families are: {', '.join(FAMILIES)}")
+            raise ValueError(f"unknown families {unknown}; families are: {', '.join(known)}")
         if not self.families:
             raise ValueError("families must not be empty")
-        bad = [level for level in self.levels if level not in LEVELS]
+        bad = [level for level in self.levels if level not in registry.LEVELS]
         if bad or not self.levels:
-            raise ValueError(f"levels must be among {list(LEVELS)}, got {self.levels}")
+            raise ValueError(f"levels must be among {list(registry.LEVELS)}, got {self.levels}")
         if self.episodes is not None and self.seeds is not None:
             raise ValueError("give either episodes or seeds, not both")
         return self

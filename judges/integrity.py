@@ -25,7 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from netdojo.judges.snapshot import Aspect, DeviceState, LabState
-from netdojo.scenarios.families import FAMILIES
+from netdojo.scenarios import registry
 from netdojo.scenarios.model import Scenario
 
 DeviationKind = Literal[
@@ -87,7 +87,7 @@ def scope_of(scenario: Scenario) -> set[str]:
 
 
 def rules_for(scenario: Scenario) -> TaskRules:
-    family = FAMILIES[scenario.family]
+    family = registry.family(scenario.family)
     return TaskRules(
         static_routes=family.routing == "static",
         hosts_in_play=any(t.startswith("host.") for t in family.types),

@@ -10,7 +10,7 @@ from netdojo.clients.agents import noop, oracle, vandal
 from netdojo.clients.session import ToolCallError, ToolSession
 from netdojo.judges.episode import Episode
 from netdojo.judges.runner import AgentReport, Budgets, run_episode
-from netdojo.scenarios.families import generate
+from netdojo.scenarios.generate import generate
 
 pytestmark = pytest.mark.anyio
 SCENARIO = ("ospf-adjacency", 1, 26)  # has a protected flow and adjacency guards

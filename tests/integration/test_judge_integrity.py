@@ -8,7 +8,7 @@ from netdojo.arena import in_process
 from netdojo.clients.session import ToolSession
 from netdojo.judges.episode import Episode
 from netdojo.judges.runner import AgentReport, Budgets, run_episode
-from netdojo.scenarios.families import generate
+from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
 
 pytestmark = pytest.mark.anyio

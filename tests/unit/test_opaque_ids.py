@@ -24,7 +24,7 @@ from netdojo.judges.episode import new_episode_id
 from netdojo.judges.provenance import Provenance
 from netdojo.judges.runner import AgentReport, Budgets, EpisodeRecord
 from netdojo.run_folder import open_run
-from netdojo.scenarios.families import generate
+from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
 from netdojo.servers.green import AssessmentRequest, handoff
 from netdojo.servers.practice import BriefView, EndResult, Started, _brief
