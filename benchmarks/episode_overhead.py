@@ -33,7 +33,7 @@ from netdojo.judges.runner import run_episode
 from netdojo.labs.runtime import start_lab, stop_lab
 from netdojo.reports.records import Budgets
 from netdojo.reports.summary import summarize
-from netdojo.scenarios.families import generate
+from netdojo.scenarios.generate import generate
 
 FAMILIES = ("static-routing", "ospf-adjacency", "host-config", "bgp-peering")
 TARGET_RATIO = 1.5

@@ -59,7 +59,7 @@ async def vandal(session: ToolSession, task: Task) -> str:
 
 async def oracle(session: ToolSession, task: Task) -> str:
     """Applies the reference solution of the scenario named in the task (calibration only)."""
-    from netdojo.scenarios.families import generate
+    from netdojo.scenarios.generate import generate
 
     if task.scenario is None:
         raise ValueError("the oracle needs the scenario's identity (a calibration run)")

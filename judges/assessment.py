@@ -20,7 +20,8 @@ from netdojo.judges.episode import new_episode_id
 from netdojo.judges.provenance import provenance
 from netdojo.judges.runner import Agent, run_episode_with_retry
 from netdojo.reports.records import Assessment, Budgets, ConfigRecord, EpisodeRecord
-from netdojo.scenarios.families import FAMILIES, LEVELS, generate
+from netdojo.scenarios import registry
+from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
 
 LAB_MIB_PER_ROUTER = 24
@@ -31,18 +32,19 @@ class AssessmentConfig(ConfigRecord):
     """The config of an assessment to run: families default to every registered one, and
     families and levels must be known."""
 
-    families: list[str] = Field(default_factory=lambda: list(FAMILIES))
+    families: list[str] = Field(default_factory=lambda: list(registry.families()))
 
     @model_validator(mode="after")
     def _known(self) -> AssessmentConfig:
-        unknown = [f for f in self.families if f not in FAMILIES]
+        known = registry.families()
+        unknown = [f for f in self.families if f not in known]
         if unknown:
-            raise ValueError(f"unknown families {unknown}; families are: {', '.join(FAMILIES)}")
+            raise ValueError(f"unknown families {unknown}; families are: {', '.join(known)}")
         if not self.families:
             raise ValueError("families must not be empty")
-        bad = [level for level in self.levels if level not in LEVELS]
+        bad = [level for level in self.levels if level not in registry.LEVELS]
         if bad or not self.levels:
-            raise ValueError(f"levels must be among {list(LEVELS)}, got {self.levels}")
+            raise ValueError(f"levels must be among {list(registry.LEVELS)}, got {self.levels}")
         if self.episodes is not None and self.seeds is not None:
             raise ValueError("give either episodes or seeds, not both")
         return self

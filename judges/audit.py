@@ -25,7 +25,7 @@ from netdojo.judges.staging import (
 )
 from netdojo.labs.errors import describe
 from netdojo.labs.runtime import LiveLab, deploy_lab
-from netdojo.scenarios.families import generate
+from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
 
 FIX_DEADLINE_S = 45.0

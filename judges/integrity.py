@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from netdojo.judges.snapshot import Aspect, DeviceState, LabState
 from netdojo.reports.records import Deviation, DeviationKind, IntegrityReport
-from netdojo.scenarios.families import FAMILIES
+from netdojo.scenarios import registry
 from netdojo.scenarios.model import Scenario
 
 REWRITES = {  # netfilter words that rewrite or steer packets past the routing, and what it is
@@ -67,7 +67,7 @@ def scope_of(scenario: Scenario) -> set[str]:
 
 
 def rules_for(scenario: Scenario) -> TaskRules:
-    family = FAMILIES[scenario.family]
+    family = registry.family(scenario.family)
     return TaskRules(
         static_routes=family.routing == "static",
         hosts_in_play=any(t.startswith("host.") for t in family.types),

@@ -17,7 +17,7 @@ from rich.console import Console
 
 from netdojo.labs.provision import StepReport, require
 from netdojo.run_folder import reap_leftovers
-from netdojo.scenarios.families import check_choice, generate
+from netdojo.scenarios.generate import check_choice, generate
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer

@@ -19,7 +19,8 @@ from rich.progress import (
 from rich.table import Table
 
 from netdojo.judges.audit import AuditRecord, audit_instance
-from netdojo.scenarios.families import FAMILIES, LEVELS, check_choice, generate
+from netdojo.scenarios import registry
+from netdojo.scenarios.generate import check_choice, generate
 
 scenarios_app = typer.Typer(help="The scenario catalogue: families, fault types, instances.")
 console = Console()
@@ -47,17 +48,16 @@ def list_families(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Every family with its kind, fault or task types, and levels."""
-    families = [
-        {"name": f.name, "kind": f.kind, "types": list(f.types), "levels": list(LEVELS)}
-        for f in FAMILIES.values()
-    ]
     if as_json:
+        families = [
+            {"name": f.name, "kind": f.kind, "types": list(f.types), "levels": list(f.levels)}
+            for f in registry.families().values()
+        ]
         print(json.dumps({"families": families}, indent=2))
         return
     table = Table("family", "kind", "levels", "types", title="scenario families")
-    for family in families:
-        levels = ",".join(map(str, family["levels"]))
-        table.add_row(family["name"], family["kind"], levels, "\n".join(family["types"]))
+    for f in registry.families().values():
+        table.add_row(f.name, f.kind, ",".join(map(str, f.levels)), "\n".join(f.types))
     console.print(table)
 
 
@@ -97,7 +97,7 @@ def audit(
     """Audit instances on live labs: fault active, symptoms real, reference fix passes."""
     from netdojo.labs.reaper import reap
 
-    chosen = _csv(families, list(FAMILIES))
+    chosen = _csv(families, list(registry.families()))
     level_list = [int(level) for level in _csv(levels, ["1"])]
     seed_list = parse_seeds(seeds)
     for family in chosen:

@@ -1,7 +1,7 @@
 """A preferred-exit intent for eBGP builds: one AS must send its traffic for one site out
 through a named neighbour whose AS path there is longer than the one plain BGP picks.
 
-The choice is the one the `bgp.local_pref_steering` fault makes (`bgp_control.exit_choice`);
+The choice is the one the `bgp.local_pref_steering` fault makes (`bgp_exits.exit_choice`);
 here it is the goal. The reference solution is that fault's route-map: inbound on the source
 router's session with the preferred neighbour, a higher local preference for the site's
 prefix. The targets check that the source router routes the prefix through that neighbour
@@ -14,7 +14,7 @@ import random
 
 import networkx as nx
 
-from netdojo.scenarios.bgp_control import (
+from netdojo.scenarios.bgp_exits import (
     LOCAL_PREF,
     LOCAL_PREF_SLACK,
     STEERING_NAMES,
@@ -24,7 +24,7 @@ from netdojo.scenarios.bgp_control import (
     exit_choice,
     prefix_route_map,
 )
-from netdojo.scenarios.faults import FaultContext, route_probe
+from netdojo.scenarios.faults.base import FaultContext, route_probe
 from netdojo.scenarios.model import Probe
 from netdojo.scenarios.network import Network
 from netdojo.scenarios.path_intent import traceroute_probe

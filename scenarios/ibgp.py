@@ -1,5 +1,5 @@
 """iBGP over an OSPF underlay: a core AS whose routers peer in a full mesh between loopbacks,
-with external ASes attached to border routers, and the faults of that design.
+with external ASes attached to border routers (the faults of that design are in `faults.ibgp`).
 
 OSPF carries only the core's links and loopbacks; every LAN is announced in BGP, so a core
 router forwards to a remote LAN only through a usable BGP route (see `forwarding._Ibgp`).
@@ -9,16 +9,7 @@ from __future__ import annotations
 
 import random
 
-from netdojo.scenarios.faults import (
-    FaultContext,
-    FaultPlan,
-    Injector,
-    absent_line_probe,
-    router_id,
-)
-from netdojo.scenarios.forwarding import Impact
-from netdojo.scenarios.model import Fault, Probe, configure
-from netdojo.scenarios.network import HOSTS_BY_LEVEL, Network
+from netdojo.scenarios.network import HOSTS_BY_LEVEL, Network, plan_network
 from netdojo.scenarios.topology import Topology
 
 EXTERNAL_PREFIXES = ("isp", "peer", "ext", "transit")
@@ -53,132 +44,7 @@ def as_ibgp(network: Network, externals: list[str], rng: random.Random) -> Netwo
     return network.model_copy(update={"nodes": nodes, "core_as": core_as, "externals": externals})
 
 
-def _core(network: Network) -> list[str]:
-    return sorted(r.name for r in network.routers if network.internal(r.name))
-
-
-def _mesh_peers(network: Network, router: str) -> list[str]:
-    return [router_id(network, r) for r in _core(network) if r != router]
-
-
-def _ibgp_session(network: Network, a: str, b: str, expect: bool, tag: str) -> Probe:
-    state = "is" if expect else "is not"
-    return Probe(
-        id=f"{tag}:ibgp:{a}-{b}",
-        description=f"{a}'s iBGP session with {b} ({router_id(network, b)}) {state} Established",
-        kind="bgp_session",
-        device=a,
-        params={"peer": router_id(network, b), "expect": expect},
-    )
-
-
-def next_hop_self_missing(ctx: FaultContext) -> FaultPlan | None:
-    """A border stops rewriting the next hop: its external routes are unusable in the core."""
-    if ctx.routing != "ibgp":
-        return None
-    network = ctx.network
-    borders = sorted(network.node(e).ifaces[0].peer for e in network.externals)
-    ctx.rng.shuffle(borders)
-    border = next((b for b in borders if ctx.take(f"bgp.nhs:{b}")), None)
-    if border is None:
-        return None
-    peers = _mesh_peers(network, border)
-    head = (f"router bgp {network.core_as}", "address-family ipv4 unicast")
-    tag = "bgp.next_hop_self_missing"
-    line = f"neighbor {peers[0]} next-hop-self"
-    return FaultPlan(
-        Fault(
-            type=tag,
-            device=border,
-            params={"peers": peers},
-            inject=[configure(border, *head, *(f"no neighbor {p} next-hop-self" for p in peers))],
-            fix=[configure(border, *head, *(f"neighbor {p} next-hop-self" for p in peers))],
-            present=[
-                absent_line_probe(
-                    tag,
-                    border,
-                    line,
-                    f"{border} does not set itself as next hop towards the core",
-                )
-            ],
-        ),
-        Impact(no_next_hop_self={border}),
-        [],
-    )
-
-
-def update_source_missing(ctx: FaultContext) -> FaultPlan | None:
-    """Both ends of one iBGP session lose `update-source lo`: each connects from an interface
-    address the other does not know (one end alone would heal: the other still connects)."""
-    if ctx.routing != "ibgp":
-        return None
-    network = ctx.network
-    core = _core(network)
-    pairs = [(a, b) for a in core for b in core if a < b]
-    ctx.rng.shuffle(pairs)
-    for a, b in pairs:
-        if not ctx.take(f"bgp.ibgp:{a}:{b}"):
-            continue
-        head = f"router bgp {network.core_as}"
-        to_b, to_a = router_id(network, b), router_id(network, a)
-        tag = "bgp.update_source_missing"
-        return FaultPlan(
-            Fault(
-                type=tag,
-                device=a,
-                params={"peer": b},
-                inject=[
-                    configure(a, head, f"no neighbor {to_b} update-source lo"),
-                    configure(b, head, f"no neighbor {to_a} update-source lo"),
-                ],
-                fix=[
-                    configure(a, head, f"neighbor {to_b} update-source lo"),
-                    configure(b, head, f"neighbor {to_a} update-source lo"),
-                ],
-                present=[_ibgp_session(network, a, b, False, tag)],
-            ),
-            Impact(down_sessions={frozenset((a, b))}),
-            [_ibgp_session(network, a, b, True, tag)],
-        )
-    return None
-
-
-def missing_loopback(ctx: FaultContext) -> FaultPlan | None:
-    """A core router's loopback leaves the underlay: every iBGP session to it drops."""
-    if ctx.routing != "ibgp":
-        return None
-    network = ctx.network
-    core = _core(network)
-    ctx.rng.shuffle(core)
-    router = next((r for r in core if ctx.take(f"ospf.loopback:{r}")), None)
-    if router is None:
-        return None
-    line = f"network {router_id(network, router)}/32 area 0"
-    tag = "ospf.missing_loopback"
-    others = [r for r in _core(network) if r != router]
-    return FaultPlan(
-        Fault(
-            type=tag,
-            device=router,
-            params={"loopback": router_id(network, router)},
-            inject=[configure(router, "router ospf", f"no {line}")],
-            fix=[configure(router, "router ospf", line)],
-            present=[
-                absent_line_probe(
-                    tag,
-                    router,
-                    line,
-                    f"{router} does not announce its loopback in OSPF",
-                )
-            ],
-        ),
-        Impact(down_sessions={frozenset((router, other)) for other in others}),
-        [_ibgp_session(network, other, router, True, tag) for other in others[:2]],
-    )
-
-
-IBGP_INJECTORS: dict[str, Injector] = {
-    "bgp.next_hop_self_missing": next_hop_self_missing,
-    "bgp.update_source_missing": update_source_missing,
-    "ospf.missing_loopback": missing_loopback,
-}
+def plan_ibgp(core: Topology, level: int, rng: random.Random) -> Network:
+    """The network of an iBGP family: the core's plan, external routers and their hosts."""
+    topology, externals, hosted = with_externals(core, level, rng)
+    return as_ibgp(plan_network(topology, level, rng, 0, hosted), externals, rng)

@@ -14,6 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from netdojo.labs.spec import LabSpec
 
 Kind = Literal["reactive", "constructive"]
+LAB_TOOLS = ("topology", "show", "configure", "execute", "ping", "traceroute", "capture")
+"""The tools over a lab that every scenario offers, in the order they are listed."""
+STANDARD_TOOLS = (*LAB_TOOLS, "submit")
+"""What an evaluated agent is served unless its family adds tools: the lab tools and `submit`."""
 ProbeKind = Literal[
     "ping",  # device pings params.target: expect success (params.expect, default True)
     "route",  # device has params.prefix selected (params.expect), optionally via params.via

@@ -22,10 +22,10 @@ from pydantic import BaseModel, Field, create_model
 from netdojo import __version__
 from netdojo.labs.errors import NetdojoError
 from netdojo.reports.records import Grade
-from netdojo.scenarios.model import PublicHalf
+from netdojo.scenarios.model import LAB_TOOLS, STANDARD_TOOLS, PublicHalf
 from netdojo.servers.practice import BriefView, EndResult, FamilyInfo, PracticeSession, Started
 from netdojo.tools.lab_tools import LabTools, ToolFailure
-from netdojo.tools.registry import LAB_TOOLS, STANDARD_TOOLS, tool_spec
+from netdojo.tools.registry import tool_spec
 from netdojo.tools.spec import ToolSpec
 from netdojo.tools.topology import mermaid
 

@@ -16,7 +16,8 @@ from pydantic import BaseModel, Field
 from netdojo.judges.episode import Episode, new_episode_id, open_episode
 from netdojo.labs.errors import NetdojoError
 from netdojo.reports.records import Grade
-from netdojo.scenarios.families import FAMILIES, LEVELS, check_choice, generate
+from netdojo.scenarios import registry
+from netdojo.scenarios.generate import check_choice, generate
 from netdojo.scenarios.model import Kind
 from netdojo.tools.topology import TopologyView, topology_view
 
@@ -72,8 +73,8 @@ class PracticeSession:
 
     def families(self) -> list[FamilyInfo]:
         return [
-            FamilyInfo(name=f.name, kind=f.kind, summary=f.summary, levels=list(LEVELS))
-            for f in FAMILIES.values()
+            FamilyInfo(name=f.name, kind=f.kind, summary=f.summary, levels=list(f.levels))
+            for f in registry.families().values()
         ]
 
     def _running(self) -> Episode:

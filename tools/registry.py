@@ -9,17 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from netdojo.scenarios.model import STANDARD_TOOLS
 from netdojo.tools.actions import CONFIGURE, EXECUTE
 from netdojo.tools.capture import CAPTURE
 from netdojo.tools.lab_tools import SHOW, SUBMIT
 from netdojo.tools.reachability import PING, TRACEROUTE
 from netdojo.tools.spec import ToolSpec, UnknownTool
 from netdojo.tools.topology import TOPOLOGY
-
-LAB_TOOLS = ("topology", "show", "configure", "execute", "ping", "traceroute", "capture")
-"""The tools over a lab that every scenario offers, in the order they are listed."""
-STANDARD_TOOLS = (*LAB_TOOLS, "submit")
-"""What an evaluated agent is served: the lab tools and `submit`."""
 
 _tools: dict[str, ToolSpec[Any, Any]] = {
     spec.name: spec

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from netdojo.scenarios.families import FAMILIES, LEVELS
+from netdojo.scenarios import registry
 
 NETDOJO = str(Path(sys.executable).parent / "netdojo")
 SAMPLE = {1: None, 2: 5, 3: 2}  # families per level; None: all of them
@@ -31,10 +31,11 @@ def test_audit_samples_every_family_and_level() -> None:
     print(f"NETDOJO_AUDIT_SEED={run_seed}")
     records = []
     expected = 0
-    for level in LEVELS:
+    for level in registry.LEVELS:
         seed = rng.randint(1, 10_000)
         size = SAMPLE[level]
-        families = sorted(FAMILIES) if size is None else rng.sample(sorted(FAMILIES), size)
+        names = sorted(registry.families())
+        families = names if size is None else rng.sample(names, size)
         expected += len(families)
         done = subprocess.run(
             [NETDOJO, "audit", "--levels", str(level), "--seeds", str(seed),
@@ -50,7 +51,8 @@ def test_audit_samples_every_family_and_level() -> None:
     reactive = ["deploy", "baseline", "inject", "fault_active", "solve", "fixed", "integrity"]
     constructive = ["deploy", "baseline", "unsolved", "solve", "fixed", "integrity"]
     for record in records:
-        expected = constructive if FAMILIES[record["family"]].kind == "constructive" else reactive
+        kind = registry.family(record["family"]).kind
+        expected = constructive if kind == "constructive" else reactive
         assert list(record["stages"]) == expected
 
 

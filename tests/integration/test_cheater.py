@@ -22,7 +22,8 @@ from netdojo.clients.cheater import CONFIG_FILE, cheater
 from netdojo.clients.session import ToolSession
 from netdojo.judges.runner import run_episode
 from netdojo.reports.records import Budgets, EpisodeRecord
-from netdojo.scenarios.families import FAMILIES, generate
+from netdojo.scenarios import registry
+from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
 from netdojo.tools.trajectory import Step
 
@@ -134,7 +135,7 @@ def _report(problems: dict[str, list[str]]) -> str:
 
 @pytest.mark.timeout(2400)
 async def test_the_cheater_never_scores_on_any_family_at_level_1() -> None:
-    instances = [(family, 1, _seed()) for family in sorted(FAMILIES)]
+    instances = [(family, 1, _seed()) for family in sorted(registry.families())]
     problems = await _episodes(instances)
     assert not problems, _report(problems)
 
@@ -142,7 +143,7 @@ async def test_the_cheater_never_scores_on_any_family_at_level_1() -> None:
 @pytest.mark.timeout(2400)
 async def test_the_cheater_never_scores_on_sampled_families_at_levels_2_and_3() -> None:
     draw = secrets.SystemRandom()
-    families = sorted(FAMILIES)
+    families = sorted(registry.families())
     instances = [(family, 2, _seed()) for family in draw.sample(families, 3)]
     instances.append((draw.choice(families), 3, _seed()))
     problems = await _episodes(instances)

@@ -11,7 +11,7 @@ from netdojo.clients.session import ToolCallError, ToolSession
 from netdojo.judges.episode import Episode
 from netdojo.judges.runner import run_episode
 from netdojo.reports.records import AgentReport, Budgets
-from netdojo.scenarios.families import generate
+from netdojo.scenarios.generate import generate
 
 pytestmark = pytest.mark.anyio
 SCENARIO = ("ospf-adjacency", 1, 26)  # has a protected flow and adjacency guards

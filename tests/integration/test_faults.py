@@ -31,7 +31,7 @@ from netdojo.judges.episode import Episode
 from netdojo.judges.runner import run_episode_with_retry
 from netdojo.reports.records import AgentReport, Budgets
 from netdojo.reports.summary import summarize
-from netdojo.scenarios.families import generate
+from netdojo.scenarios.generate import generate
 from netdojo.servers.a2a_app import a2a_routes, agent_card
 from netdojo.servers.serving import free_port, serve_uvicorn
 from netdojo.tools.actions import apply

@@ -9,7 +9,7 @@ from mcp import Client
 from netdojo.clients.heuristic import troubleshoot
 from netdojo.clients.session import ToolSession
 from netdojo.judges.episode import open_episode
-from netdojo.scenarios.families import generate
+from netdojo.scenarios.generate import generate
 from netdojo.servers.mcp_server import evaluation_server
 
 pytestmark = pytest.mark.anyio

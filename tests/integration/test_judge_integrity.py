@@ -9,7 +9,7 @@ from netdojo.clients.session import ToolSession
 from netdojo.judges.episode import Episode
 from netdojo.judges.runner import run_episode
 from netdojo.reports.records import AgentReport, Budgets
-from netdojo.scenarios.families import generate
+from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
 
 pytestmark = pytest.mark.anyio

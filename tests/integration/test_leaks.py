@@ -14,7 +14,8 @@ import anyio
 import pytest
 
 from netdojo.judges.episode import Episode, open_episode
-from netdojo.scenarios.families import FAMILIES, generate
+from netdojo.scenarios import registry
+from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
 
 pytestmark = pytest.mark.anyio
@@ -104,7 +105,7 @@ async def test_no_read_names_the_instance_or_shows_its_answer() -> None:
                 await episode.close()
 
     async with anyio.create_task_group() as group:
-        for family in FAMILIES:
+        for family in registry.families():
             group.start_soon(one, family)
-    assert set(leaks) == set(FAMILIES)
+    assert set(leaks) == set(registry.families())
     assert {f: found for f, found in leaks.items() if found} == {}

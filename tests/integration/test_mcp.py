@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 
 from netdojo.judges.episode import Episode, open_episode
-from netdojo.scenarios.families import generate
+from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
 from netdojo.servers.mcp_server import evaluation_server
 from netdojo.tools.lab_tools import LabTools, ToolLimits

@@ -18,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from netdojo.judges.episode import Episode, open_episode
 from netdojo.labs.reaper import netdojo_labs
-from netdojo.scenarios.families import generate
+from netdojo.scenarios.generate import generate
 from netdojo.servers.endpoints import EndpointHost
 from netdojo.servers.mcp_server import evaluation_server
 from netdojo.servers.serving import free_port, serve_uvicorn

@@ -9,7 +9,7 @@ import pytest
 from mcp import Client
 
 from netdojo.labs.reaper import netdojo_labs
-from netdojo.scenarios.families import generate
+from netdojo.scenarios.generate import generate
 from netdojo.servers.mcp_server import practice_server
 from netdojo.servers.practice import PracticeSession
 

@@ -28,12 +28,12 @@ from functools import cache
 import networkx as nx
 import pytest
 
-from netdojo.scenarios import briefs
-from netdojo.scenarios.acl import POLICY_FORMS as ACL_POLICY_FORMS
-from netdojo.scenarios.families import FAMILIES, generate
+from netdojo.scenarios import briefs, registry
+from netdojo.scenarios.firewall import POLICY_FORMS as ACL_POLICY_FORMS
+from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario, ToolCall, configure, execute
 
-REACTIVE = sorted(name for name, family in FAMILIES.items() if family.kind == "reactive")
+REACTIVE = sorted(name for name, f in registry.families().items() if f.kind == "reactive")
 LEVELS = (1, 2)
 TRAIN = range(1, 101)
 TEST = range(1001, 1101)

@@ -33,16 +33,18 @@ from netdojo.clients.cheater import (
     routing_of,
 )
 from netdojo.clients.session import ToolCallError
-from netdojo.scenarios.families import FAMILIES, generate
+from netdojo.scenarios import registry
+from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
 from netdojo.tools.allowlist import parse_command
 from netdojo.tools.config_allowlist import check_config_lines
 from netdojo.tools.read_allowlist import parse_read
 from netdojo.tools.topology import topology_view
 
-SAMPLE = [(f, level, seed) for f in sorted(FAMILIES) for level in (1, 2, 3) for seed in (1, 2)]
+FAMILIES = sorted(registry.families())
+SAMPLE = [(f, level, seed) for f in FAMILIES for level in (1, 2, 3) for seed in (1, 2)]
 IDS = [f"{f}-L{level}-{seed}" for f, level, seed in SAMPLE]
-ACL = [f for f in sorted(FAMILIES) if FAMILIES[f].firewall]
+ACL = [f for f in FAMILIES if registry.family(f).firewall]
 
 
 @functools.cache
@@ -110,9 +112,10 @@ def test_every_fake_of_the_catalogue_is_planned_somewhere() -> None:
     assert set(FAKE_ORDER) <= planned | extra
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("family", FAMILIES)
 def test_the_routing_is_read_from_configurations_or_brief(family: str) -> None:
-    expected = {"ibgp": "bgp"}.get(FAMILIES[family].routing, FAMILIES[family].routing)
+    routing = registry.family(family).routing
+    expected = {"ibgp": "bgp"}.get(routing, routing)
     for seed in range(1, 11):
         scenario = _instance(family, 1, seed)
         assert routing_of(scenario.public.brief, _configs(scenario)) == expected, seed

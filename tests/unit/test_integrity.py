@@ -10,7 +10,7 @@ from netdojo.judges.integrity import TaskRules, audit_state, rules_for
 from netdojo.judges.probes import ProbeUnavailable, parse_counters, ran
 from netdojo.judges.snapshot import DeviceState, LabState, SnapshotError, parse_state
 from netdojo.labs.runtime import ExecResult
-from netdojo.scenarios.families import generate
+from netdojo.scenarios.generate import generate
 
 MARK = "@@netdojo-snapshot:"
 STATUS = "@@netdojo-status:"

@@ -17,7 +17,7 @@ from netdojo.judges.assessment import AssessmentConfig, Slot, run_assessment, sc
 from netdojo.judges.episode import new_episode_id
 from netdojo.reports.records import SEED_BOUND, AgentReport, Budgets, EpisodeRecord, Provenance
 from netdojo.run_folder import open_run
-from netdojo.scenarios.families import generate
+from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
 from netdojo.servers.green import AssessmentRequest, handoff
 from netdojo.servers.practice import BriefView, EndResult, Started, _brief

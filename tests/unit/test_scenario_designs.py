@@ -11,11 +11,12 @@ from collections.abc import Iterator
 import networkx as nx
 import pytest
 
-from netdojo.scenarios.families import LEVELS, generate, plan_instance
 from netdojo.scenarios.forwarding import Impact, reachable_pairs
+from netdojo.scenarios.generate import generate, plan_instance
 from netdojo.scenarios.model import Scenario
 from netdojo.scenarios.network import Network
 from netdojo.scenarios.path_intent import OFF_PATH_COST
+from netdojo.scenarios.registry import LEVELS
 
 SEEDS = range(1, 13)
 
@@ -35,7 +36,7 @@ def _designs(family: str, level: int) -> Iterator[tuple[Scenario, Network]]:
 )
 def test_new_families_are_identical_in_another_process(family: str) -> None:
     code = (
-        "from netdojo.scenarios.families import generate; "
+        "from netdojo.scenarios.generate import generate; "
         f"print(generate({family!r}, 2, 5).model_dump_json())"
     )
     other = subprocess.run(

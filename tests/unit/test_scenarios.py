@@ -11,22 +11,16 @@ import pytest
 from typer.testing import CliRunner
 
 from netdojo.cli import app
-from netdojo.scenarios import briefs
-from netdojo.scenarios.acl import ACL_TYPES
-from netdojo.scenarios.families import (
-    ALL_INJECTORS,
-    FAMILIES,
-    LEVELS,
-    REAL_FAULTS_BY_LEVEL,
-    ScenarioError,
-    generate,
-)
+from netdojo.scenarios import briefs, registry
+from netdojo.scenarios.generate import generate
+from netdojo.scenarios.reactive import REAL_FAULTS_BY_LEVEL
+from netdojo.scenarios.registry import LEVELS, ScenarioError
 
 runner = CliRunner()
 SEEDS = range(1, 9)
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("family", sorted(registry.families()))
 @pytest.mark.parametrize("level", LEVELS)
 def test_instances_are_well_formed(family: str, level: int) -> None:
     for seed in SEEDS:
@@ -37,7 +31,7 @@ def test_instances_are_well_formed(family: str, level: int) -> None:
         if scenario.kind == "reactive":
             assert 1 <= len(real) <= max(REAL_FAULTS_BY_LEVEL[level])
             assert (len(hidden.faults) > len(real)) == (level >= 2)
-            assert {f.type for f in real} <= set(FAMILIES[family].types)
+            assert {f.type for f in real} <= set(registry.family(family).types)
         else:
             assert not hidden.faults and hidden.adherence
             assert len(scenario.public.constraints) >= 2
@@ -53,7 +47,7 @@ def test_instances_are_well_formed(family: str, level: int) -> None:
 
 def test_same_choice_gives_the_same_instance_in_another_process() -> None:
     code = (
-        "from netdojo.scenarios.families import generate; "
+        "from netdojo.scenarios.generate import generate; "
         "print(generate('ospf-adjacency', 2, 11).model_dump_json())"
     )
     other = subprocess.run(
@@ -73,11 +67,11 @@ def test_different_seeds_give_different_networks() -> None:
     assert len(ids) == 20 and len(labs) == 20
 
 
-REACTIVE = sorted(name for name, family in FAMILIES.items() if family.kind == "reactive")
+REACTIVE = sorted(name for name, f in registry.families().items() if f.kind == "reactive")
 LINK_FAULTS = {"iface.admin_down", "iface.wrong_address"}
 ROUTED_WITH_LINK_FAULTS = sorted(
     name
-    for name, family in FAMILIES.items()
+    for name, family in registry.families().items()
     if family.routing != "static" and LINK_FAULTS & set(family.types)
 )
 
@@ -169,7 +163,7 @@ def test_every_brief_reports_a_symptom_and_how_to_repair(family: str) -> None:
             rule = public.constraints[-1]
             assert rule in public.brief
             protocol = {"static": "static", "bgp": "BGP", "ibgp": "BGP"}.get(
-                FAMILIES[family].routing, "OSPF"
+                registry.family(family).routing, "OSPF"
             )
             assert protocol in rule, rule
             counts.add((level, sum(not f.red_herring for f in scenario.hidden.faults)))
@@ -181,19 +175,19 @@ def test_catalogue_counts_and_json_shape() -> None:
     result = runner.invoke(app, ["scenarios", "list", "--json"])
     assert result.exit_code == 0
     families = json.loads(result.output)["families"]
-    assert {f["name"] for f in families} == set(FAMILIES)
+    assert [f["name"] for f in families] == list(registry.families())
     assert all(set(f) == {"name", "kind", "types", "levels"} for f in families)
     assert all(f["levels"] == [1, 2, 3] for f in families)
     reactive = {t for f in families if f["kind"] == "reactive" for t in f["types"]}
-    assert reactive <= set(ALL_INJECTORS) | set(ACL_TYPES)
+    assert reactive <= set(registry.fault_types())
     assert len(families) >= 10
     assert {f["kind"] for f in families} == {"reactive", "constructive"}
 
 
 def test_constructive_constraints_name_the_protocol_to_use() -> None:
     words = {"static": "static route", "ospf": "OSPF", "bgp": "BGP"}
-    for family in sorted(set(FAMILIES) - set(REACTIVE)):
-        word = words[FAMILIES[family].routing]
+    for family in sorted(set(registry.families()) - set(REACTIVE)):
+        word = words[registry.family(family).routing]
         for seed in SEEDS:
             public = generate(family, 1, seed).public
             assert any(word.lower() in rule.lower() for rule in public.constraints)
@@ -201,7 +195,7 @@ def test_constructive_constraints_name_the_protocol_to_use() -> None:
 
 
 def test_constructive_briefs_vary() -> None:
-    for family in sorted(set(FAMILIES) - set(REACTIVE)):
+    for family in sorted(set(registry.families()) - set(REACTIVE)):
         briefs = {generate(family, level, seed).public.brief for level in LEVELS for seed in SEEDS}
         assert len(briefs) >= 12
 

@@ -16,12 +16,17 @@ from netdojo.judges.monitor import MonitorReport
 from netdojo.judges.verdict import safety_of
 from netdojo.labs.runtime import LiveLab
 from netdojo.results_commands import evaluation_tools
-from netdojo.scenarios.model import DeviceFacts, InterfaceFacts, PublicHalf, ToolCall
+from netdojo.scenarios.model import (
+    STANDARD_TOOLS,
+    DeviceFacts,
+    InterfaceFacts,
+    PublicHalf,
+    ToolCall,
+)
 from netdojo.servers.mcp_server import evaluation_server
 from netdojo.tools.actions import apply
 from netdojo.tools.lab_tools import LabTools, ToolFailure
 from netdojo.tools.registry import (
-    STANDARD_TOOLS,
     register_tool,
     tool_spec,
     tool_specs,

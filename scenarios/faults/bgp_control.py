@@ -7,15 +7,19 @@ intended path between two sites is the unique shortest one.
 
 from __future__ import annotations
 
-import itertools
-from typing import NamedTuple
-
-import networkx as nx
-
-from netdojo.scenarios.faults import (
+from netdojo.scenarios.bgp_exits import (
+    LOCAL_PREF,
+    LOCAL_PREF_SLACK,
+    STEERING_NAMES,
+    ExitChoice,
+    address_towards,
+    bgp_head,
+    exit_choice,
+    prefix_route_map,
+)
+from netdojo.scenarios.faults.base import (
     FaultContext,
     FaultPlan,
-    Injector,
     absent_line_probe,
     bgp_end,
     route_probe,
@@ -23,15 +27,13 @@ from netdojo.scenarios.faults import (
 )
 from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.model import Fault, configure, execute
-from netdojo.scenarios.network import Network
+from netdojo.scenarios.registry import fault
+
+PREPENDS = 3
 
 
-def address_towards(network: Network, router: str, peer: str) -> str:
-    """The address of ``peer`` on its link with ``router``."""
-    return network.node(peer).iface_to(router).address.split("/")[0]
-
-
-def wrong_remote_as(ctx: FaultContext) -> FaultPlan | None:
+@fault("bgp.wrong_remote_as", routing={"bgp"})
+def wrong_remote_as(ctx: FaultContext, tag: str) -> FaultPlan | None:
     """One end expects the wrong peer AS: every OPEN fails with Bad Peer AS.
 
     Each failed OPEN doubles FRR's idle timer, so the fix clears the session as well.
@@ -42,7 +44,6 @@ def wrong_remote_as(ctx: FaultContext) -> FaultPlan | None:
     step = 10 * ctx.rng.randint(1, 5)
     wrong = peer_as + step if peer_as + step <= 65534 else peer_as - step
     head = f"router bgp {own}"
-    tag = "bgp.wrong_remote_as"
     return FaultPlan(
         Fault(
             type=tag,
@@ -60,13 +61,12 @@ def wrong_remote_as(ctx: FaultContext) -> FaultPlan | None:
     )
 
 
-def requires_policy(ctx: FaultContext) -> FaultPlan | None:
+@fault("bgp.requires_policy", routing={"bgp"})
+def requires_policy(ctx: FaultContext, tag: str) -> FaultPlan | None:
     """`bgp ebgp-requires-policy` with no policy: sessions stay up but carry no routes.
 
     The setting is not retroactive, so injection and fix both end with a soft clear.
     """
-    if ctx.routing != "bgp":
-        return None
     routers = sorted(r.name for r in ctx.network.routers)
     ctx.rng.shuffle(routers)
     router = next((r for r in routers if ctx.take(f"bgp.policy:{r}")), None)
@@ -77,7 +77,6 @@ def requires_policy(ctx: FaultContext) -> FaultPlan | None:
     hosts = sorted(ctx.network.lans)
     filtered = {(router, p, h) for p in peers for h in hosts}
     filtered |= {(p, router, h) for p in peers for h in hosts}
-    tag = "bgp.requires_policy"
     line = "no bgp ebgp-requires-policy"
     present = absent_line_probe(
         tag,
@@ -98,65 +97,6 @@ def requires_policy(ctx: FaultContext) -> FaultPlan | None:
         Impact(filtered=filtered),
         [],
     )
-
-
-class ExitChoice(NamedTuple):
-    """Traffic from ``origin`` to ``host`` leaves ``source`` towards ``intended``; steering
-    can push it to ``other`` instead."""
-
-    origin: str
-    host: str
-    prefix: str
-    source: str
-    intended: str
-    other: str
-
-
-def exit_choice(ctx: FaultContext, slack: int) -> ExitChoice | None:
-    """A site pair whose traffic can be steered at its source router.
-
-    The intended path is the unique shortest one; every best path of the alternative next
-    router avoids the source; ``slack`` bounds how much longer the alternative may be.
-    """
-    graph = ctx.network.router_graph()
-    pairs = list(itertools.permutations(sorted(ctx.network.lans), 2))
-    ctx.rng.shuffle(pairs)
-    for a, b in pairs:
-        source, target = ctx.network.router_of(a), ctx.network.router_of(b)
-        if source == target:
-            continue
-        paths = list(nx.all_shortest_paths(graph, source, target))
-        if len(paths) != 1:
-            continue
-        intended, distance = paths[0][1], len(paths[0]) - 1
-        for other in sorted(graph.neighbors(source)):
-            if other == intended:
-                continue
-            around = nx.shortest_path_length(graph, other, target)
-            if around >= 1 + distance or 1 + around - distance > slack:
-                continue  # a best path of the alternative could come back through the source
-            if ctx.take(f"bgp.exit:{source}", f"bgp.exit:{intended}"):
-                return ExitChoice(a, b, ctx.network.lans[b], source, intended, other)
-    return None
-
-
-def prefix_route_map(name: str, prefix: str, setting: str) -> list[str]:
-    """Route-map ``name``: ``setting`` on ``prefix`` (matched by prefix-list ``name``-NETS),
-    every other route passed unchanged."""
-    return [
-        f"ip prefix-list {name}-NETS seq 5 permit {prefix}",
-        f"route-map {name} permit 10",
-        f" match ip address prefix-list {name}-NETS",
-        f" {setting}",
-        "exit",
-        f"route-map {name} permit 20",
-        "exit",
-    ]
-
-
-def bgp_head(network: Network, router: str) -> list[str]:
-    """The lines that enter ``router``'s IPv4 unicast BGP configuration."""
-    return [f"router bgp {network.node(router).asn}", "address-family ipv4 unicast"]
 
 
 def _steering_plan(
@@ -191,35 +131,21 @@ def _steering_plan(
     )
 
 
-STEERING_NAMES = {"in": ("PREFER", "LP", "PRIMARY"), "out": ("PREPEND", "PAD", "DEPREF")}
-PREPENDS = 3
-LOCAL_PREF = "set local-preference 200"
-LOCAL_PREF_SLACK = 8  # a local preference outweighs an AS path of any length
-
-
-def local_pref_steering(ctx: FaultContext) -> FaultPlan | None:
+@fault("bgp.local_pref_steering", routing={"bgp"})
+def local_pref_steering(ctx: FaultContext, tag: str) -> FaultPlan | None:
     """An inbound route-map raises local preference on a longer path to one site."""
-    if ctx.routing != "bgp" or not (picked := exit_choice(ctx, slack=LOCAL_PREF_SLACK)):
+    if not (picked := exit_choice(ctx, slack=LOCAL_PREF_SLACK)):
         return None
-    tag = "bgp.local_pref_steering"
     impact = Impact(preferred={picked.source: {picked.host: picked.other}})
     return _steering_plan(ctx, tag, picked.source, picked.other, LOCAL_PREF, picked, impact)
 
 
-def as_path_prepend_steering(ctx: FaultContext) -> FaultPlan | None:
+@fault("bgp.as_path_prepend_steering", routing={"bgp"})
+def as_path_prepend_steering(ctx: FaultContext, tag: str) -> FaultPlan | None:
     """The intended next router prepends its AS towards the source, pushing traffic around."""
-    if ctx.routing != "bgp" or not (picked := exit_choice(ctx, slack=PREPENDS - 1)):
+    if not (picked := exit_choice(ctx, slack=PREPENDS - 1)):
         return None
     asn = ctx.network.node(picked.intended).asn
     setting = f"set as-path prepend {' '.join([str(asn)] * PREPENDS)}"
-    tag = "bgp.as_path_prepend_steering"
     impact = Impact(prepends={(picked.intended, picked.source, picked.host): PREPENDS})
     return _steering_plan(ctx, tag, picked.intended, picked.source, setting, picked, impact)
-
-
-BGP_CONTROL_INJECTORS: dict[str, Injector] = {
-    "bgp.wrong_remote_as": wrong_remote_as,
-    "bgp.requires_policy": requires_policy,
-    "bgp.local_pref_steering": local_pref_steering,
-    "bgp.as_path_prepend_steering": as_path_prepend_steering,
-}

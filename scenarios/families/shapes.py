@@ -1,0 +1,27 @@
+"""The topologies families draw from, by level."""
+
+from __future__ import annotations
+
+from netdojo.scenarios.topology import Shape
+
+REDUNDANT: dict[int, tuple[Shape, ...]] = {
+    1: ("chain", "tree", "star", "ring"),
+    2: ("tree", "ring", "random", "leaf-spine"),
+    3: ("random", "leaf-spine", "tree", "ring"),
+}
+LOOP_FREE: dict[int, tuple[Shape, ...]] = {
+    1: ("chain", "tree", "star"),
+    2: ("tree", "ring", "random"),
+    3: ("random", "tree", "leaf-spine"),
+}
+CYCLES: dict[int, tuple[Shape, ...]] = {
+    1: ("ring",),
+    2: ("ring", "leaf-spine"),
+    3: ("leaf-spine", "ring"),
+}
+TREES: dict[int, tuple[Shape, ...]] = {1: ("chain", "tree", "star"), 2: ("tree",), 3: ("tree",)}
+DETOURS: dict[int, tuple[Shape, ...]] = {
+    1: ("ring", "random"),
+    2: ("random", "ring"),
+    3: ("random", "ring"),
+}

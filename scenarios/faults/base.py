@@ -1,0 +1,195 @@
+"""What every injector draws from (`FaultContext`) and returns (`FaultPlan`), and the
+targets and probes that several fault types share."""
+
+from __future__ import annotations
+
+import ipaddress
+import random
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from netdojo.scenarios.firewall import Firewall
+from netdojo.scenarios.forwarding import Impact
+from netdojo.scenarios.model import Fault, Probe
+from netdojo.scenarios.network import Iface, Network, Routing, ospf_link, static_routes
+from netdojo.scenarios.symptoms import Observation
+
+
+@dataclass
+class FaultContext:
+    network: Network
+    routing: Routing
+    rng: random.Random
+    used: set[str] = field(default_factory=set)  # devices and interfaces already faulted
+    firewall: Firewall | None = None  # the policy of a family with a firewall
+
+    def take(self, *keys: str) -> bool:
+        """Reserve ``keys``; False when one is already used by another fault."""
+        if any(key in self.used for key in keys):
+            return False
+        self.used.update(keys)
+        return True
+
+    @cached_property
+    def static_plan(self) -> dict[str, list[tuple[str, str]]]:
+        return static_routes(self.network)
+
+    @cached_property
+    def transit_links(self) -> list[tuple[str, str]]:
+        return self.network.transit_links()
+
+
+@dataclass
+class FaultPlan:
+    fault: Fault
+    impact: Impact
+    healthy: list[Probe]  # functional checks that hold once the fault is repaired
+    flows: frozenset[Observation] = frozenset()  # policy flows it breaks (forwarding aside)
+
+
+def router_id(network: Network, router: str) -> str:
+    loopback = network.node(router).loopback
+    assert loopback is not None
+    return loopback
+
+
+def subnet_of(iface: Iface) -> str:
+    return str(ipaddress.ip_interface(iface.address).network)
+
+
+def hosts_in(network: Network, prefix: str) -> set[str]:
+    net = ipaddress.ip_network(prefix)
+    return {h for h in network.lans if ipaddress.ip_address(network.host_address(h)) in net}
+
+
+def adjacency_probe(network: Network, a: str, b: str, expect: bool, tag: str) -> Probe:
+    state = "is" if expect else "is not"
+    return Probe(
+        id=f"{tag}:ospf:{a}-{b}",
+        description=f"{a} {state} in a Full OSPF adjacency with {b}",
+        kind="ospf_full",
+        device=a,
+        params={"neighbor": router_id(network, b), "expect": expect},
+    )
+
+
+def session_probe(network: Network, a: str, b: str, expect: bool, tag: str) -> Probe:
+    peer = network.node(b).iface_to(a).address.split("/")[0]
+    state = "is" if expect else "is not"
+    return Probe(
+        id=f"{tag}:bgp:{a}-{b}",
+        description=f"{a}'s BGP session with {b} ({peer}) {state} Established",
+        kind="bgp_session",
+        device=a,
+        params={"peer": peer, "expect": expect},
+    )
+
+
+def route_probe(tag: str, device: str, prefix: str, expect: bool, **extra: object) -> Probe:
+    what = "has" if expect else "has no"
+    via = f" via {extra['via']}" if "via" in extra else ""
+    via += " only" if extra.get("sole") else ""
+    return Probe(
+        id=f"{tag}:{device}:{prefix}",
+        description=f"{device} {what} a selected route to {prefix}{via}",
+        kind="route",
+        device=device,
+        params={"prefix": prefix, "expect": expect, **extra},
+    )
+
+
+def address_probe(tag: str, device: str, interface: str, address: str) -> Probe:
+    return Probe(
+        id=f"{tag}:{device}:{interface}",
+        description=f"{device} {interface} carries {address}",
+        kind="address",
+        device=device,
+        params={"interface": interface, "address": address, "expect": True},
+    )
+
+
+def config_line_probe(tag: str, device: str, line: str) -> Probe:
+    return Probe(
+        id=f"{tag}:{device}",
+        description=f"{device} has '{line}'",
+        kind="config",
+        device=device,
+        params={"pattern": line, "expect": True},
+    )
+
+
+def absent_line_probe(tag: str, device: str, line: str, description: str) -> Probe:
+    """A running-config line that must be absent (while a fault that removed it is active)."""
+    return Probe(
+        id=f"{tag}:{device}",
+        description=description,
+        kind="config",
+        device=device,
+        params={"pattern": line, "expect": False},
+    )
+
+
+def transit_end(ctx: FaultContext) -> tuple[str, str, Iface] | None:
+    """A router-to-router link end not yet faulted: (router, peer, router's interface)."""
+    links = list(ctx.transit_links)
+    ctx.rng.shuffle(links)
+    for a, b in links:
+        if ctx.rng.random() < 0.5:
+            a, b = b, a
+        iface = ctx.network.node(a).iface_to(b)
+        if ctx.take(f"link:{a}:{b}", f"link:{b}:{a}", f"if:{a}:{iface.name}"):
+            return a, b, iface
+    return None
+
+
+def lan_port(ctx: FaultContext) -> tuple[str, str, Iface] | None:
+    """A router port facing a host, not yet faulted: (router, host, router's interface)."""
+    hosts = sorted(ctx.network.lans)
+    ctx.rng.shuffle(hosts)
+    for host in hosts:
+        router = ctx.network.router_of(host)
+        iface = ctx.network.node(router).iface_to(host)
+        if ctx.take(f"if:{router}:{iface.name}", f"host:{host}"):
+            return router, host, iface
+    return None
+
+
+def bgp_end(ctx: FaultContext) -> tuple[str, str, str, int, int] | None:
+    """One end of an eBGP session: (router, peer, peer address, own AS, peer AS)."""
+    if not (picked := transit_end(ctx)):
+        return None
+    a, b, _ = picked
+    own, peer = ctx.network.node(a), ctx.network.node(b)
+    assert own.asn is not None and peer.asn is not None
+    return a, b, peer.iface_to(a).address.split("/")[0], own.asn, peer.asn
+
+
+def link_down(ctx: FaultContext, a: str, b: str, tag: str) -> tuple[Impact, list[Probe]]:
+    """A transit link that stops carrying traffic, and the protocol state that shows it is back:
+    the OSPF adjacency where OSPF runs on the link, the eBGP session elsewhere; nothing for a
+    statically routed link, whose repair shows only in what it forwards."""
+    impact = Impact(down_links={frozenset((a, b))})
+    if ctx.routing == "static":
+        return impact, []
+    if ospf_link(ctx.network, ctx.routing, a, b):
+        return impact, [adjacency_probe(ctx.network, a, b, True, tag)]
+    return impact, [session_probe(ctx.network, a, b, True, tag)]
+
+
+def narrower(address: str, outside: str, rng: random.Random) -> str:
+    """``address`` with a longer mask (/25 to /30) that leaves ``outside`` off its subnet."""
+    ip = address.split("/")[0]
+    lengths = [
+        n
+        for n in range(25, 31)
+        if ipaddress.ip_address(outside) not in ipaddress.ip_interface(f"{ip}/{n}").network
+    ]
+    return f"{ip}/{rng.choice(lengths)}"
+
+
+def mistyped(ctx: FaultContext, prefix: str) -> str | None:
+    """``prefix`` with its third octet mistyped; None when that is another LAN."""
+    octets = prefix.split("/")[0].split(".")
+    octets[2] = str((int(octets[2]) + 10 * ctx.rng.randint(1, 9)) % 250)
+    typo = f"{'.'.join(octets)}/24"
+    return None if typo in ctx.network.lans.values() else typo

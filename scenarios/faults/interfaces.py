@@ -1,0 +1,120 @@
+"""Interface faults: a port down, readdressed or given a shorter MTU, on a transit link or on
+the router port that faces a host."""
+
+from __future__ import annotations
+
+from netdojo.scenarios.faults.base import (
+    FaultContext,
+    FaultPlan,
+    address_probe,
+    adjacency_probe,
+    lan_port,
+    link_down,
+    narrower,
+    transit_end,
+)
+from netdojo.scenarios.forwarding import Impact
+from netdojo.scenarios.model import Fault, Probe, configure, execute
+from netdojo.scenarios.network import Iface
+from netdojo.scenarios.registry import fault
+
+
+def _port_down(
+    tag: str, device: str, interface: str, impact: Impact, healthy: list[Probe]
+) -> FaultPlan:
+    present = Probe(
+        id=f"{tag}:{device}:{interface}",
+        description=f"{device} {interface} is administratively down",
+        kind="link_up",
+        device=device,
+        params={"interface": interface, "expect": False},
+    )
+    return FaultPlan(
+        Fault(
+            type=tag,
+            device=device,
+            params={"interface": interface},
+            inject=[execute(device, f"ip link set dev {interface} down")],
+            fix=[execute(device, f"ip link set dev {interface} up")],
+            present=[present],
+        ),
+        impact,
+        healthy,
+    )
+
+
+def _readdress_port(
+    tag: str, device: str, iface: Iface, wrong: str, impact: Impact, healthy: list[Probe]
+) -> FaultPlan:
+    """A router port's address replaced through vtysh; the fix puts the intended one back."""
+    head, good = f"interface {iface.name}", iface.address
+    return FaultPlan(
+        Fault(
+            type=tag,
+            device=device,
+            params={"interface": iface.name, "wrong": wrong, "intended": good},
+            inject=[configure(device, head, f"no ip address {good}", f"ip address {wrong}")],
+            fix=[configure(device, head, f"no ip address {wrong}", f"ip address {good}")],
+            present=[address_probe(tag, device, iface.name, wrong)],
+        ),
+        impact,
+        healthy,
+    )
+
+
+@fault("iface.admin_down")
+def admin_down(ctx: FaultContext, tag: str) -> FaultPlan | None:
+    if not (picked := transit_end(ctx)):
+        return None
+    a, b, iface = picked
+    impact, healthy = link_down(ctx, a, b, tag)
+    return _port_down(tag, a, iface.name, impact, healthy)
+
+
+@fault("iface.wrong_address")
+def wrong_address(ctx: FaultContext, tag: str) -> FaultPlan | None:
+    if not (picked := transit_end(ctx)):
+        return None
+    a, b, iface = picked
+    octets = iface.address.split("/")[0].split(".")
+    wrong = f"{octets[0]}.{octets[1]}.254.{int(octets[3]) % 4 + 4 * ctx.rng.randint(1, 60)}/30"
+    impact, healthy = link_down(ctx, a, b, tag)
+    return _readdress_port(tag, a, iface, wrong, impact, healthy)
+
+
+@fault("iface.lan_wrong_mask")
+def lan_wrong_mask(ctx: FaultContext, tag: str) -> FaultPlan | None:
+    if not (picked := lan_port(ctx)):
+        return None
+    router, host, iface = picked
+    wrong = narrower(iface.address, ctx.network.host_address(host), ctx.rng)
+    return _readdress_port(tag, router, iface, wrong, Impact(isolated={host}), [])
+
+
+@fault("iface.lan_port_down")
+def lan_port_down(ctx: FaultContext, tag: str) -> FaultPlan | None:
+    if not (picked := lan_port(ctx)):
+        return None
+    router, host, iface = picked
+    return _port_down(tag, router, iface.name, Impact(isolated={host}), [])
+
+
+@fault("iface.mtu_mismatch", routing={"ospf"})
+def mtu_mismatch(ctx: FaultContext, tag: str) -> FaultPlan | None:
+    picked = transit_end(ctx)
+    if picked is None:
+        return None
+    a, b, iface = picked
+    impact, healthy = link_down(ctx, a, b, tag)
+    return FaultPlan(
+        Fault(
+            type=tag,
+            device=a,
+            params={"interface": iface.name, "mtu": 1400},
+            inject=[execute(a, f"ip link set dev {iface.name} mtu 1400")],
+            fix=[execute(a, f"ip link set dev {iface.name} mtu 1500")],
+            present=[adjacency_probe(ctx.network, a, b, False, tag)],
+        ),
+        impact,
+        healthy,
+    )

@@ -1,0 +1,228 @@
+"""Single-area OSPF faults: adjacencies that break on one end of a link (areas, timers,
+passive ports, network statements, network type, MD5 authentication), and routing that loses a
+LAN or is steered onto a longer path."""
+
+from __future__ import annotations
+
+import itertools
+
+import networkx as nx
+
+from netdojo.scenarios.faults.base import (
+    FaultContext,
+    FaultPlan,
+    absent_line_probe,
+    adjacency_probe,
+    lan_port,
+    link_down,
+    mistyped,
+    route_probe,
+    router_id,
+    subnet_of,
+    transit_end,
+)
+from netdojo.scenarios.forwarding import Impact
+from netdojo.scenarios.model import Fault, configure
+from netdojo.scenarios.network import Iface
+from netdojo.scenarios.registry import Injector, fault
+
+
+def _link_fault(inject: list[str], fix: list[str], under: str) -> Injector:
+    """An OSPF fault on one end of a transit link, written as config lines.
+
+    ``under`` is ``interface`` or ``router``; ``{iface}`` and ``{subnet}`` are filled in.
+    """
+
+    def injector(ctx: FaultContext, tag: str) -> FaultPlan | None:
+        picked = transit_end(ctx)
+        if picked is None:
+            return None
+        a, b, iface = picked
+        head = f"interface {iface.name}" if under == "interface" else "router ospf"
+        values = {"iface": iface.name, "subnet": subnet_of(iface)}
+        impact, healthy = link_down(ctx, a, b, tag)
+        present = [adjacency_probe(ctx.network, a, b, False, tag)]
+        return FaultPlan(
+            Fault(
+                type=tag,
+                device=a,
+                params={"interface": iface.name, "peer": b},
+                inject=[configure(a, head, *(line.format(**values) for line in inject))],
+                fix=[configure(a, head, *(line.format(**values) for line in fix))],
+                present=present,
+            ),
+            impact,
+            healthy,
+        )
+
+    return injector
+
+
+area_mismatch = fault("ospf.area_mismatch", routing={"ospf"})(
+    _link_fault(
+        ["no network {subnet} area 0", "network {subnet} area 0.0.0.1"],
+        ["no network {subnet} area 0.0.0.1", "network {subnet} area 0"],
+        "router",
+    )
+)
+hello_mismatch = fault("ospf.hello_mismatch", routing={"ospf"})(
+    _link_fault(["ip ospf hello-interval 3"], ["ip ospf hello-interval 1"], "interface")
+)
+dead_mismatch = fault("ospf.dead_mismatch", routing={"ospf"})(
+    _link_fault(["ip ospf dead-interval 9"], ["ip ospf dead-interval 4"], "interface")
+)
+passive_transit = fault("ospf.passive_transit", routing={"ospf"})(
+    _link_fault(["passive-interface {iface}"], ["no passive-interface {iface}"], "router")
+)
+missing_network_transit = fault("ospf.missing_network_transit", routing={"ospf"})(
+    _link_fault(["no network {subnet} area 0"], ["network {subnet} area 0"], "router")
+)
+
+
+@fault("ospf.network_type_mismatch", routing={"ospf"})
+def network_type_mismatch(ctx: FaultContext, tag: str) -> FaultPlan | None:
+    """One end falls back to broadcast: the adjacency stays Full but carries no routes."""
+    if not (picked := transit_end(ctx)):
+        return None
+    a, b, iface = picked
+    loopback = f"{router_id(ctx.network, b)}/32"
+    via = ctx.network.node(b).iface_to(a).address.split("/")[0]
+    head = f"interface {iface.name}"
+    return FaultPlan(
+        Fault(
+            type=tag,
+            device=a,
+            params={"interface": iface.name, "peer": b},
+            inject=[configure(a, head, "no ip ospf network point-to-point")],
+            fix=[configure(a, head, "ip ospf network point-to-point")],
+            present=[route_probe(tag, a, loopback, False, via=via)],
+        ),
+        Impact(down_links={frozenset((a, b))}, idle_links={frozenset((a, b))}),
+        [route_probe(tag, a, loopback, True, via=via)],
+    )
+
+
+def _md5_end(ctx: FaultContext) -> tuple[str, str, Iface, str] | None:
+    """One end of the OSPF link that authenticates with MD5: (router, peer, interface, key)."""
+    for link, key in sorted(ctx.network.ospf_md5.items()):
+        ends = next(e for name, e in ctx.network.links if name == link)
+        (a, _), (b, _) = ctx.rng.sample(ends, 2)
+        iface = ctx.network.node(a).iface_to(b)
+        if ctx.take(f"link:{a}:{b}", f"link:{b}:{a}", f"if:{a}:{iface.name}"):
+            return a, b, iface, key
+    return None
+
+
+def _md5_fault(inject: list[str], fix: list[str]) -> Injector:
+    def injector(ctx: FaultContext, tag: str) -> FaultPlan | None:
+        picked = _md5_end(ctx)
+        if picked is None:
+            return None
+        a, b, iface, key = picked
+        head = f"interface {iface.name}"
+        impact, healthy = link_down(ctx, a, b, tag)
+        return FaultPlan(
+            Fault(
+                type=tag,
+                device=a,
+                params={"interface": iface.name, "peer": b},
+                inject=[configure(a, head, *(line.format(key=key) for line in inject))],
+                fix=[configure(a, head, *(line.format(key=key) for line in fix))],
+                present=[adjacency_probe(ctx.network, a, b, False, tag)],
+            ),
+            impact,
+            healthy,
+        )
+
+    return injector
+
+
+auth_key_mismatch = fault("ospf.auth_key_mismatch", routing={"ospf"})(
+    _md5_fault(
+        ["no ip ospf message-digest-key 1", "ip ospf message-digest-key 1 md5 {key}x"],
+        ["no ip ospf message-digest-key 1", "ip ospf message-digest-key 1 md5 {key}"],
+    )
+)
+auth_one_side = fault("ospf.auth_one_side", routing={"ospf"})(
+    _md5_fault(
+        ["no ip ospf authentication message-digest"], ["ip ospf authentication message-digest"]
+    )
+)
+
+
+@fault("ospf.missing_network_stub", routing={"ospf"})
+def missing_network_stub(ctx: FaultContext, tag: str) -> FaultPlan | None:
+    if not (picked := lan_port(ctx)):
+        return None
+    router, host, iface = picked
+    subnet = subnet_of(iface)
+    present = absent_line_probe(
+        tag,
+        router,
+        f" network {subnet} area 0",
+        f"{router} does not announce {subnet} in OSPF",
+    )
+    inject, fix = [f"no network {subnet} area 0"], [f"network {subnet} area 0"]
+    typo = mistyped(ctx, subnet)
+    if typo and ctx.rng.random() < 0.5:  # the statement retyped for a prefix nobody has
+        inject, fix = [*inject, f"network {typo} area 0"], [f"no network {typo} area 0", *fix]
+    return FaultPlan(
+        Fault(
+            type=tag,
+            device=router,
+            params={"prefix": subnet},
+            inject=[configure(router, "router ospf", *inject)],
+            fix=[configure(router, "router ospf", *fix)],
+            present=[present],
+        ),
+        Impact(unannounced={host}),
+        [],
+    )
+
+
+@fault("ospf.cost_steering", routing={"ospf"})
+def cost_steering(ctx: FaultContext, tag: str) -> FaultPlan | None:
+    """A raised OSPF cost pushes traffic between two sites onto a longer path."""
+    if not ctx.take(tag):
+        return None
+    graph = ctx.network.router_graph()
+    # Links other faults touch may be down: the detour must not rely on them.
+    graph.remove_edges_from([(a, b) for a, b in list(graph.edges) if f"link:{a}:{b}" in ctx.used])
+    pairs = list(itertools.permutations(sorted(ctx.network.lans), 2))
+    ctx.rng.shuffle(pairs)
+    for a, b in pairs:
+        source, target = ctx.network.router_of(a), ctx.network.router_of(b)
+        if source == target or not nx.has_path(graph, source, target):
+            continue
+        paths = list(nx.all_shortest_paths(graph, source, target))
+        if len(paths) != 1:
+            continue
+        path = paths[0]
+        index = ctx.rng.randrange(len(path) - 1)
+        x, y = path[index], path[index + 1]
+        detour = graph.copy()
+        detour.remove_edge(x, y)
+        if not nx.has_path(detour, x, target):
+            continue
+        iface = ctx.network.node(x).iface_to(y)
+        detour_path = nx.shortest_path(detour, x, target)
+        keys = [f"link:{u}:{v}" for u, v in itertools.pairwise(detour_path)]
+        keys += [f"link:{v}:{u}" for u, v in itertools.pairwise(detour_path)]
+        if not ctx.take(f"if:{x}:{iface.name}", f"link:{x}:{y}", f"link:{y}:{x}", *keys):
+            continue
+        prefix = ctx.network.lans[b]
+        via = ctx.network.node(y).iface_to(x).address.split("/")[0]
+        head = f"interface {iface.name}"
+        return FaultPlan(
+            Fault(
+                type=tag,
+                device=x,
+                params={"interface": iface.name, "cost": 500},
+                inject=[configure(x, head, "ip ospf cost 500")],
+                fix=[configure(x, head, "no ip ospf cost")],
+                present=[route_probe(tag, x, prefix, False, via=via)],
+            ),
+            Impact(costs={x: {y: 500}}),
+            [route_probe(tag, x, prefix, True, via=via)],
+        )
+    return None

@@ -1,0 +1,209 @@
+"""Reactive instances: faults drawn on a working network, each with a symptom of its own,
+and the hidden tests, the repair rule and the brief that reports some of the symptoms."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+from netdojo.scenarios.briefs import reactive_brief, routing_rule
+from netdojo.scenarios.faults.base import FaultContext, FaultPlan
+from netdojo.scenarios.faults.red_herring import red_herring
+from netdojo.scenarios.firewall import (
+    Firewall,
+    Policy,
+    choose_policy,
+    install_policy,
+    policy_matrix,
+    policy_text,
+)
+from netdojo.scenarios.forwarding import Forwarding, Impact
+from netdojo.scenarios.model import HiddenHalf, Probe, ProbeKind
+from netdojo.scenarios.network import Network, Routing, ospf_link, render_lab
+from netdojo.scenarios.path_intent import traceroute_probe
+from netdojo.scenarios.registry import Family, ScenarioError
+from netdojo.scenarios.symptoms import Observation, designed_paths, outlook
+
+REAL_FAULTS_BY_LEVEL = {1: {1: 1, 2: 2}, 2: {1: 1, 2: 3, 3: 3}, 3: {2: 1, 3: 2, 4: 1}}  # weights
+EXTRA_REPORTS = 0.25  # chance that an observation no fault needs for its cover is reported too
+TRIES = 6  # draws of each fault type, to find the places it can land
+
+
+def reactive_task(
+    spec: Family, level: int, network: Network, lab_name: str, rng: random.Random
+) -> tuple[HiddenHalf, str, list[str]]:
+    """The hidden half, the brief and the constraints of a repair task on ``network``."""
+    model = Forwarding(network, spec.routing)
+    policy = choose_policy(network, rng) if spec.firewall else None
+    firewall = Firewall.of(network, policy) if policy else None
+    ctx = FaultContext(network=network, routing=spec.routing, rng=rng, firewall=firewall)
+    weights = REAL_FAULTS_BY_LEVEL[level]
+    count = rng.choices(list(weights), list(weights.values()))[0]
+    plans = _pick_faults(spec, ctx, model, count)
+    if level >= 2:
+        plans.append(red_herring(ctx))
+    return _assemble(spec, model, plans, lab_name, rng, policy)
+
+
+def _pick_faults(
+    spec: Family,
+    ctx: FaultContext,
+    model: Forwarding,
+    count: int,
+) -> list[FaultPlan]:
+    """Up to ``count`` faults (at least one), each with a symptom of its own that the others
+    leave observable, together leaving every host pair's fate certain.
+
+    Each fault is drawn evenly over the (type, device) pairs the network offers, so a type that
+    fits few places is no likelier there than any other type is at any of its places."""
+    designed = designed_paths(model)
+    plans: list[FaultPlan] = []
+    owns: list[frozenset[Observation]] = []
+    impact, flows = Impact(), frozenset[Observation]()
+    for _ in range(count):
+        offers = _offers(spec, ctx)
+        while offers:
+            key = ctx.rng.choice(sorted(offers))
+            plan, taken = offers.pop(key)
+            alone = outlook(model, plan.impact, designed)
+            own = alone.observations | plan.flows
+            if not own or not alone.sure:
+                continue  # no symptom of its own: an agent could not find it from the brief
+            merged = impact.merge(plan.impact)
+            together = outlook(model, merged, designed)
+            observed = together.observations | flows | plan.flows
+            if together.sure and all(mine & observed for mine in [*owns, own]):
+                ctx.used |= taken
+                plans.append(plan)
+                owns.append(own)
+                impact, flows = merged, flows | plan.flows
+                break
+    if not plans:
+        raise ScenarioError(f"{spec.name}: found no fault with a symptom")
+    return plans
+
+
+def _offers(spec: Family, ctx: FaultContext) -> dict[tuple[str, str], tuple[FaultPlan, set[str]]]:
+    """Where each fault type can land now: a plan per (type, device), with the keys it takes."""
+    offers: dict[tuple[str, str], tuple[FaultPlan, set[str]]] = {}
+    for kind in spec.faults:
+        for _ in range(TRIES):
+            before = set(ctx.used)
+            plan = kind.draw(ctx)
+            taken, ctx.used = ctx.used - before, before
+            if plan is not None:
+                offers.setdefault((kind.id, plan.fault.device), (plan, taken))
+    return offers
+
+
+def _ping(network: Network, a: str, b: str, tag: str) -> Probe:
+    return Probe(
+        id=f"{tag}:ping:{a}-{b}",
+        description=f"{a} can ping {b} ({network.host_address(b)})",
+        kind="ping",
+        device=a,
+        params={"target": network.host_address(b), "expect": True},
+    )
+
+
+def _reported(
+    model: Forwarding,
+    real: list[FaultPlan],
+    observed: frozenset[Observation],
+    designed: dict[tuple[str, str], tuple[str, ...]],
+    rng: random.Random,
+) -> list[Observation]:
+    """Some of what is observed: one observation of each fault's own (when the others leave
+    one true; what one flow or pair shows before what a whole host shows), and each other one
+    by chance."""
+    chosen: set[Observation] = set()
+    for plan in rng.sample(real, len(real)):
+        own = outlook(model, plan.impact, designed).observations | plan.flows
+        covering = sorted(own & observed)
+        narrow = [seen for seen in covering if seen.kind != "isolated"]
+        if covering and not chosen & set(covering):
+            chosen.add(rng.choice(narrow or covering))
+    for seen in sorted(observed - chosen):
+        if rng.random() < EXTRA_REPORTS:
+            chosen.add(seen)
+    isolated = {seen.hosts[0] for seen in chosen if seen.kind == "isolated"}
+    return sorted(
+        seen for seen in chosen if seen.kind != "broken" or not isolated & set(seen.hosts)
+    )
+
+
+def _assemble(
+    spec: Family,
+    model: Forwarding,
+    plans: list[FaultPlan],
+    lab_name: str,
+    rng: random.Random,
+    policy: Policy | None,
+) -> tuple[HiddenHalf, str, list[str]]:
+    network = model.network
+    impact = Impact()
+    for plan in plans:
+        impact = impact.merge(plan.impact)
+    real = [p for p in plans if not p.fault.red_herring]
+    herrings = [p for p in plans if p.fault.red_herring]
+    designed = designed_paths(model)
+    seen = outlook(model, impact, designed)
+    observed = seen.observations.union(*(plan.flows for plan in real))
+    states = model.ping_states(impact)
+    pairs = list(itertools.combinations(sorted(network.lans), 2))
+    broken = [(a, b) for a, b in pairs if states[a, b] == "broken"]
+    intact = [(a, b) for a, b in pairs if states[a, b] == "works"]
+    targets = [_ping(network, a, b, "target") for a, b in broken]
+    targets += [probe for plan in real for probe in plan.healthy]
+    targets += [
+        traceroute_probe(network, a, b, list(path)) for (a, b), path in sorted(seen.detours.items())
+    ]
+    targets = list({probe.id: probe for probe in targets}.values())
+    guards = [_ping(network, a, b, "guard") for a, b in intact]
+    if spec.routing in ("ospf", "bgp", "ibgp"):
+        guards += _link_guards(network, impact, spec.routing)
+    lab = render_lab(network, spec.routing, lab_name)
+    constraints: list[str] = []
+    if policy is not None:
+        install_policy(lab, network, policy)
+        target_ids = {t.id for t in targets}
+        guards += [p for p in policy_matrix(network, policy) if p.id not in target_ids]
+        constraints.append(policy_text(network, policy, rng))
+    constraints.append(routing_rule(spec.repair or spec.routing, rng))
+    hidden = HiddenHalf(
+        lab=lab,
+        faults=[plan.fault for plan in plans],
+        solution=[call for plan in reversed(real) for call in plan.fault.fix],
+        targets=targets,
+        guards=guards,
+        adherence=[probe for plan in herrings for probe in plan.healthy],
+    )
+    reported = _reported(model, real, observed, designed, rng)
+    addresses = {h: network.host_address(h) for h in network.lans}
+    brief = reactive_brief(reported, spec.routing, addresses, constraints, rng)
+    return hidden, brief, constraints
+
+
+def _link_guards(network: Network, impact: Impact, routing: Routing) -> list[Probe]:
+    """The OSPF adjacency or BGP session of every transit link no fault takes down."""
+    guards = []
+    for a, b in network.transit_links():
+        if frozenset((a, b)) in impact.down_links:
+            continue
+        kind: ProbeKind
+        if ospf_link(network, routing, a, b):
+            neighbour = network.node(b).loopback
+            kind, params, what = "ospf_full", {"neighbor": neighbour}, "a Full OSPF adjacency"
+        else:
+            peer = network.node(b).iface_to(a).address.split("/")[0]
+            kind, params, what = "bgp_session", {"peer": peer}, "an Established BGP session"
+        guards.append(
+            Probe(
+                id=f"guard:{kind}:{a}-{b}",
+                description=f"{a} has {what} with {b}",
+                kind=kind,
+                device=a,
+                params={**params, "expect": True},
+            )
+        )
+    return guards
