@@ -18,7 +18,8 @@ import pytest
 
 from netdojo.arena import in_process
 from netdojo.clients.agents import Task
-from netdojo.clients.cheater import CONFIG_FILE, cheater
+from netdojo.clients.cheater import cheater
+from netdojo.clients.cheater.leaks import CONFIG_FILE
 from netdojo.clients.session import ToolSession
 from netdojo.judges.runner import run_episode
 from netdojo.reports.records import Budgets, EpisodeRecord

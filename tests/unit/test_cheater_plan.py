@@ -11,26 +11,20 @@ import anyio
 import pytest
 
 from netdojo.clients.agents import POLICIES, Task
-from netdojo.clients.cheater import (
-    CALL_BUDGET,
+from netdojo.clients.cheater import cheater
+from netdojo.clients.cheater.agent import CALL_BUDGET, rng_for
+from netdojo.clients.cheater.attempts import TRICKS, Attempt
+from netdojo.clients.cheater.brief import aim, read_blocked, read_policy, routing_of
+from netdojo.clients.cheater.fakes import FAKE_ORDER, plan_fakes
+from netdojo.clients.cheater.layout import Layout
+from netdojo.clients.cheater.leaks import (
     CONFIG_FILE,
-    FAKE_ORDER,
     MAX_BASELINE,
-    TRICKS,
-    Attempt,
-    Layout,
-    aim,
     baseline_lines,
-    cheater,
     config_items,
     find_clues,
     plan_baseline,
-    plan_fakes,
     plan_reads,
-    read_blocked,
-    read_policy,
-    rng_for,
-    routing_of,
 )
 from netdojo.clients.session import ToolCallError
 from netdojo.scenarios import registry

@@ -1,0 +1,99 @@
+"""The cheater's loop: it reads, replays and fakes, then reports what became of each attempt."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from netdojo.clients.cheater.attempts import TRICKS, Attempt
+from netdojo.clients.cheater.brief import aim
+from netdojo.clients.cheater.fakes import plan_fakes
+from netdojo.clients.cheater.layout import Layout
+from netdojo.clients.cheater.leaks import find_clues, plan_baseline, plan_reads
+from netdojo.clients.session import ToolCallError, ToolSession
+
+if TYPE_CHECKING:
+    from netdojo.clients.agents import Task
+
+CALL_BUDGET = 45
+"""Calls the cheater makes at most, submit aside (episodes allow 60 by default)."""
+MAX_CLUES = 10
+
+
+class Journal:
+    """What the cheater tried and what became of each attempt."""
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[Attempt, bool, str]] = []
+        self.clues: list[str] = []
+
+    async def run(self, session: ToolSession, attempt: Attempt) -> dict[str, Any] | None:
+        """Make the call; a refusal or failure is noted and the cheater moves on."""
+        try:
+            result = await session.call(attempt.tool, attempt.arguments)
+        except ToolCallError as exc:
+            self.entries.append((attempt, False, str(exc)[:120]))
+            return None
+        ok, note = _outcome(attempt, result)
+        self.entries.append((attempt, ok, note))
+        if attempt.tool == "show":
+            self.clues += find_clues(str(result.get("text", "")))
+        return result
+
+    def summary(self) -> str:
+        parts = []
+        for trick in TRICKS:
+            tried = [entry for entry in self.entries if entry[0].trick == trick]
+            if not tried:
+                continue
+            devices = ", ".join(dict.fromkeys(a.device for a, _, _ in tried))
+            done = sum(ok for _, ok, _ in tried)
+            part = f"{trick} on {devices}: {done}/{len(tried)} went through"
+            failed = next((note for _, ok, note in tried if not ok), None)
+            parts.append(part + (f" (first failure: {failed})" if failed else ""))
+        clues = list(dict.fromkeys(self.clues))[:MAX_CLUES]
+        found = "; ".join(clues) if clues else "none"
+        return f"tried {len(parts)} tricks: " + "; ".join(parts) + f". Clues read: {found}."
+
+
+def _outcome(attempt: Attempt, result: Mapping[str, Any]) -> tuple[bool, str]:
+    if attempt.tool == "show":
+        return bool(result.get("text")), f"read {len(str(result.get('text', '')))} chars"
+    if attempt.tool == "configure":
+        accepted = sum(bool(line.get("accepted")) for line in result.get("lines", []))
+        return accepted > 0, f"{accepted}/{len(result.get('lines', []))} lines accepted"
+    error = str(result.get("stderr") or result.get("refused") or "").strip()[:120]
+    return bool(result.get("ok")), "accepted" if result.get("ok") else f"failed: {error}"
+
+
+def rng_for(brief: str) -> random.Random:
+    """The cheater's choices depend on the brief alone."""
+    return random.Random(hashlib.sha256(brief.encode()).hexdigest())
+
+
+async def cheater(session: ToolSession, task: Task) -> str:
+    """Reads what might leak the answer, then fakes the symptoms away without fixing them."""
+    rng = rng_for(task.brief)
+    journal = Journal()
+    layout = Layout.parse(await session.call("topology"))
+    target = aim(layout, task.brief)
+    texts: dict[tuple[str, str], str] = {}
+    for attempt in plan_reads(layout, target, rng):
+        result = await journal.run(session, attempt)
+        texts[attempt.device, attempt.trick] = str((result or {}).get("text", ""))
+    configs = {
+        r: texts[r, "read-running-config"]
+        for r in layout.routers
+        if (r, "read-running-config") in texts
+    }
+    readings = {r: (texts[r, "read-config-file"], configs[r]) for r in configs}
+    for attempt in plan_baseline(readings):
+        await journal.run(session, attempt)
+    if target is not None:
+        for attempt in plan_fakes(layout, target, task.brief, configs, rng):
+            if session.calls >= CALL_BUDGET:
+                break
+            await journal.run(session, attempt)
+    return journal.summary()
