@@ -6,7 +6,8 @@ not (False). Each kind's checker is registered in `netdojo.judges.probes`. A new
 `…Params` and a `…Test` model here, a member of `HiddenTest`, and a checker registered there.
 
 The serialized shape is `{"id", "description", "kind", "device", "params": {…}}`, with the
-parameters in the order declared; an optional parameter is written only when it is set.
+parameters in the order declared (a route's: in the order given, see `RouteParams`); an
+optional parameter is written only when it is set.
 """
 
 from __future__ import annotations
@@ -79,8 +80,9 @@ class PingTest(HiddenTestBase):
 
 
 class RouteParams(_Params):
-    """The route's fields are written in the order they were given (the rest after them), so
-    every instance keeps the exact JSON it was generated with."""
+    """The route's fields are written in the order they were given (the rest after them):
+    the generators give `expect` at different places, and an instance's JSON must stay the
+    one it was generated with, read back or not."""
 
     prefix: Prefix
     via: Address | None = Field(None, exclude_if=lambda via: via is None)
