@@ -34,6 +34,7 @@ from netdojo.judges.runner import Agent
 from netdojo.labs.footprint import settled
 from netdojo.labs.runtime import LiveLab
 from netdojo.reports.records import AgentReport, EpisodeRecord
+from netdojo.scenarios.hidden_tests import PingTest
 from netdojo.scenarios.model import Scenario
 
 CAPTURE_S = 4.0
@@ -94,11 +95,11 @@ async def _sources(lab: LiveLab, device: str, interface: str) -> list[str]:
 async def _traffic(episode: Episode) -> None:
     """The scenario's own ping tests, repeated: frames on the links under watch."""
     hidden = episode.scenario.hidden
-    pings = [p for p in hidden.targets + hidden.guards if p.kind == "ping"]
+    pings = [t for t in hidden.targets + hidden.guards if isinstance(t, PingTest)]
     async with anyio.create_task_group() as group:
-        for probe in pings:
-            argv = ["ping", "-c", str(PINGS), "-i", "0.3", "-W", "1", probe.params["target"]]
-            group.start_soon(episode.lab.exec, probe.device, argv, CAPTURE_S)
+        for ping in pings:
+            argv = ["ping", "-c", str(PINGS), "-i", "0.3", "-W", "1", ping.params.target]
+            group.start_soon(episode.lab.exec, ping.device, argv, CAPTURE_S)
 
 
 def watched(captures: list[Capture]) -> Callable[[Episode], Awaitable[AgentReport]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 
 from netdojo.judges.integrity import TaskRules, audit_state
-from netdojo.judges.probes import owners_of, run_probes
+from netdojo.judges.probes import owners_of, run_tests
 from netdojo.judges.snapshot import LabState, snapshot_lab
 from netdojo.judges.staging import Staged
 from netdojo.labs.runtime import LiveLab
@@ -16,7 +16,7 @@ from netdojo.scenarios.model import Scenario
 async def grade(lab: LiveLab, scenario: Scenario, staged: Staged, rules: TaskRules) -> Grade:
     """Run every hidden test and, at the same time, audit every device's state."""
     hidden = scenario.hidden
-    probes = hidden.targets + hidden.guards + hidden.adherence
+    tests = hidden.targets + hidden.guards + hidden.adherence
     final: LabState = {}
 
     async def audit() -> None:
@@ -24,7 +24,7 @@ async def grade(lab: LiveLab, scenario: Scenario, staged: Staged, rules: TaskRul
 
     async with anyio.create_task_group() as group:
         group.start_soon(audit)
-        results = await run_probes(lab, probes, owners_of(scenario.public))
+        results = await run_tests(lab, tests, owners_of(scenario.public))
     integrity = audit_state(staged.baseline, staged.start, final, rules)
     n_targets, n_guards = len(hidden.targets), len(hidden.guards)
     targets = results[:n_targets]

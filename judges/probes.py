@@ -1,10 +1,14 @@
-"""Run hidden tests (`Probe`s) on a live lab; each gives pass/fail with evidence.
+"""Run hidden tests on a live lab; each gives pass/fail with evidence.
 
-Probes fail closed: a command that fails, times out, is cut short or prints what cannot be
-read makes its probe fail with that as evidence, whatever the probe expected. A reachability
-probe counts only on evidence from the destination: the device the plan gives the address
-must have answered the probe's own packets (its ICMP and TCP counters, read around the probe
-while no other probe of the judge talks to it), so a reply faked anywhere else never passes.
+Each kind of hidden test (`netdojo.scenarios.hidden_tests`) has one checker, registered with
+`@checker(<its model>)`; a checker observes whether what its test checks holds, and the test
+passes when that is what ``params.expect`` asks for.
+
+Checks fail closed: a command that fails, times out, is cut short or prints what cannot be
+read makes its test fail with that as evidence, whatever the test expected. A reachability
+test counts only on evidence from the destination: the device the plan gives the address
+must have answered the test's own packets (its ICMP and TCP counters, read around the probe
+while no other test of the judge talks to it), so a reply faked anywhere else never passes.
 """
 
 from __future__ import annotations
@@ -14,14 +18,30 @@ import re
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
 from netdojo.labs.errors import NetdojoError
 from netdojo.labs.runtime import ExecResult, LiveLab
-from netdojo.reports.records import ProbeResult
-from netdojo.scenarios.model import Probe, PublicHalf
+from netdojo.reports.records import HiddenTestResult
+from netdojo.scenarios.hidden_tests import (
+    AddressTest,
+    BgpRouteTest,
+    BgpSessionTest,
+    ConfigTest,
+    DefaultRouteTest,
+    HiddenTest,
+    HiddenTestBase,
+    LinkUpTest,
+    OspfAdjacencyTest,
+    PathTest,
+    PingTest,
+    RouteTest,
+    TcpTest,
+    kind_of,
+)
+from netdojo.scenarios.model import PublicHalf
 from netdojo.tools.reachability import parse_traceroute
 
 
@@ -29,11 +49,12 @@ class JudgeError(NetdojoError):
     """The judge could not grade: not the agent's doing, and never a pass."""
 
 
-class ProbeUnavailable(Exception):
-    """The probe could not observe what it checks; it fails, with this as its evidence."""
+class CheckUnavailable(Exception):
+    """The checker could not observe what its test checks; the test fails, with this as its
+    evidence."""
 
 
-Observed = tuple[bool, str]  # (what the probe observed holds, evidence)
+Observed = tuple[bool, str]  # (what the test checks holds, evidence)
 Owners = Mapping[str, str]  # address -> the device the plan gives it
 _RECEIVED = re.compile(r"(\d+) (?:packets )?received")
 _DESTINATION_LOCKS: weakref.WeakKeyDictionary[LiveLab, dict[str, anyio.Lock]] = (
@@ -42,8 +63,8 @@ _DESTINATION_LOCKS: weakref.WeakKeyDictionary[LiveLab, dict[str, anyio.Lock]] = 
 
 
 @dataclass
-class ProbeContext:
-    """Where probes run; ``owners`` (None only for outage sampling) makes reachability probes
+class CheckContext:
+    """Where checkers run; ``owners`` (None only for outage sampling) makes reachability tests
     witnessed at their destination."""
 
     lab: LiveLab
@@ -60,32 +81,32 @@ class ProbeContext:
         assert self.owners is not None
         owner = self.owners.get(address)
         if owner is None:
-            raise ProbeUnavailable(f"no device of the plan has {address}")
+            raise CheckUnavailable(f"no device of the plan has {address}")
         return owner
 
 
 def ran(done: ExecResult, what: str) -> ExecResult:
-    """``done`` when its command ran to the end; else the probe cannot tell anything."""
+    """``done`` when its command ran to the end; else the checker cannot tell anything."""
     if done.timed_out:
-        raise ProbeUnavailable(f"{what} on {done.device} timed out after {done.duration_s:.0f}s")
+        raise CheckUnavailable(f"{what} on {done.device} timed out after {done.duration_s:.0f}s")
     if done.truncated:
-        raise ProbeUnavailable(f"{what} on {done.device}: output cut short")
+        raise CheckUnavailable(f"{what} on {done.device}: output cut short")
     if done.exit_code is None:
-        raise ProbeUnavailable(f"{what} on {done.device} did not run: {done.stderr.strip()}")
+        raise CheckUnavailable(f"{what} on {done.device} did not run: {done.stderr.strip()}")
     return done
 
 
 def _json(done: ExecResult, what: str) -> Any:
     ran(done, what)
     if not done.ok:
-        raise ProbeUnavailable(f"{what} on {done.device} failed: {done.stderr.strip()[:200]}")
+        raise CheckUnavailable(f"{what} on {done.device} failed: {done.stderr.strip()[:200]}")
     try:
         return json.loads(done.stdout) if done.stdout.strip() else []
     except json.JSONDecodeError:
-        raise ProbeUnavailable(f"{what} on {done.device} printed no JSON") from None
+        raise CheckUnavailable(f"{what} on {done.device} printed no JSON") from None
 
 
-async def _vtysh_json(ctx: ProbeContext, device: str, command: str) -> dict[str, Any]:
+async def _vtysh_json(ctx: CheckContext, device: str, command: str) -> dict[str, Any]:
     parsed = _json(await ctx.lab.vtysh(device, command), f"`{command}`")
     return parsed if isinstance(parsed, dict) else {}
 
@@ -104,38 +125,58 @@ def parse_counters(snmp: str) -> dict[str, int]:
 async def _counters(lab: LiveLab, device: str) -> dict[str, int]:
     done = ran(await lab.exec(device, ["cat", "/proc/net/snmp"]), "reading counters")
     if not done.ok:
-        raise ProbeUnavailable(f"cannot read counters on {device}: {done.stderr.strip()}")
+        raise CheckUnavailable(f"cannot read counters on {device}: {done.stderr.strip()}")
     return parse_counters(done.stdout)
 
 
 async def _witnessed(
-    ctx: ProbeContext, target: str, probe: Callable[[], Awaitable[ExecResult]], counter: str
+    ctx: CheckContext, target: str, send: Callable[[], Awaitable[ExecResult]], counter: str
 ) -> tuple[ExecResult, str, int]:
-    """Run ``probe`` while the owner of ``target`` is watched: (result, owner, how much its
+    """Run ``send`` while the owner of ``target`` is watched: (result, owner, how much its
     ``counter`` grew meanwhile)."""
     owner = ctx.owner(target)
     async with ctx.lock(owner):
         before = await _counters(ctx.lab, owner)
-        done = await probe()
+        done = await send()
         after = await _counters(ctx.lab, owner)
     return done, owner, after.get(counter, 0) - before.get(counter, 0)
 
 
-async def _ping(ctx: ProbeContext, probe: Probe) -> Observed:
-    target = probe.params["target"]
+T = TypeVar("T", bound=HiddenTestBase)
+Checker = Callable[[CheckContext, T], Awaitable[Observed]]
+CHECKERS: dict[str, Checker[Any]] = {}
+"""Each kind of hidden test and its checker."""
+
+
+def checker(model: type[T]) -> Callable[[Checker[T]], Checker[T]]:
+    """Register the checker of the hidden tests of ``model``'s kind."""
+    kind = kind_of(model)
+
+    def register(check: Checker[T]) -> Checker[T]:
+        if kind in CHECKERS:
+            raise ValueError(f"hidden tests of kind {kind!r} already have a checker")
+        CHECKERS[kind] = check
+        return check
+
+    return register
+
+
+@checker(PingTest)
+async def _ping(ctx: CheckContext, test: PingTest) -> Observed:
+    target = test.params.target
     argv = ["ping", "-c", "2", "-i", "0.2", "-W", "1", "-q", target]
 
     async def ping() -> ExecResult:
-        return await ctx.lab.exec(probe.device, argv)
+        return await ctx.lab.exec(test.device, argv)
 
     if ctx.owners is None:
         done = ran(await ping(), "ping")
-        return done.ok, f"ping {target} from {probe.device}: {_loss(done)}"
+        return done.ok, f"ping {target} from {test.device}: {_loss(done)}"
     done, owner, answered = await _witnessed(ctx, target, ping, "Icmp.OutEchoReps")
     ran(done, "ping")
     received = int(m.group(1)) if (m := _RECEIVED.search(done.stdout)) else 0
     reached = done.ok and 0 < received <= answered
-    evidence = f"ping {target} from {probe.device}: {_loss(done)}; {owner} sent {answered} replies"
+    evidence = f"ping {target} from {test.device}: {_loss(done)}; {owner} sent {answered} replies"
     if done.ok and received > answered:
         evidence += f"; {received - answered} replies did not come from {owner}"
     return reached, evidence
@@ -146,15 +187,16 @@ def _loss(done: ExecResult) -> str:
     return summary or done.stderr.strip() or "no reply"
 
 
-async def _tcp(ctx: ProbeContext, probe: Probe) -> Observed:
-    target, port = probe.params["target"], str(probe.params["port"])
+@checker(TcpTest)
+async def _tcp(ctx: CheckContext, test: TcpTest) -> Observed:
+    target, port = test.params.target, str(test.params.port)
 
     async def connect() -> ExecResult:
-        return await ctx.lab.exec(probe.device, ["nc", "-z", "-w", "2", target, port])
+        return await ctx.lab.exec(test.device, ["nc", "-z", "-w", "2", target, port])
 
     if ctx.owners is None:
         done = ran(await connect(), "nc")
-        return done.ok, f"{probe.device} -> {target}:{port} {'open' if done.ok else 'closed'}"
+        return done.ok, f"{test.device} -> {target}:{port} {'open' if done.ok else 'closed'}"
     done, owner, accepted = await _witnessed(ctx, target, connect, "Tcp.PassiveOpens")
     ran(done, "nc")
     reached = done.ok and accepted > 0
@@ -164,59 +206,73 @@ async def _tcp(ctx: ProbeContext, probe: Probe) -> Observed:
         state = f"connected, but {owner} accepted no connection"
     else:
         state = f"closed or filtered after {done.duration_s:.1f}s"
-    return reached, f"{probe.device} -> {target}:{port} {state}"
+    return reached, f"{test.device} -> {target}:{port} {state}"
 
 
-async def _route(ctx: ProbeContext, probe: Probe) -> Observed:
-    prefix = probe.params["prefix"]
-    entries = (await _vtysh_json(ctx, probe.device, f"show ip route {prefix} json")).get(prefix, [])
+async def _selected(
+    ctx: CheckContext, device: str, prefix: str
+) -> tuple[list[dict[str, Any]] | None, str]:
+    """The next hops of ``device``'s selected route to ``prefix`` (None: no selected route),
+    and the evidence."""
+    entries = (await _vtysh_json(ctx, device, f"show ip route {prefix} json")).get(prefix, [])
     selected = next((e for e in entries if e.get("selected")), None)
     if selected is None:
-        return False, f"{probe.device}: no selected route to {prefix}"
-    hops = selected.get("nexthops", [])
+        return None, f"{device}: no selected route to {prefix}"
+    hops: list[dict[str, Any]] = selected.get("nexthops", [])
     described = ", ".join(h.get("ip") or h.get("interfaceName") or "blackhole" for h in hops)
-    evidence = f"{probe.device}: {prefix} via {described} ({selected.get('protocol')})"
+    return hops, f"{device}: {prefix} via {described} ({selected.get('protocol')})"
+
+
+@checker(RouteTest)
+async def _route(ctx: CheckContext, test: RouteTest) -> Observed:
+    params = test.params
+    hops, evidence = await _selected(ctx, test.device, params.prefix)
+    if hops is None:
+        return False, evidence
     holds = True
-    if "via" in probe.params:
-        matches = [h.get("ip") == probe.params["via"] for h in hops]
-        holds = all(matches) if probe.params.get("sole") else any(matches)
-    if probe.params.get("blackhole"):
+    if params.via is not None:
+        matches = [h.get("ip") == params.via for h in hops]
+        holds = all(matches) if params.sole else any(matches)
+    if params.blackhole:
         holds = holds and any(h.get("blackhole") for h in hops)
     return holds, evidence
 
 
-async def _bgp_route(ctx: ProbeContext, probe: Probe) -> Observed:
-    prefix, peer = probe.params["prefix"], probe.params["not_from"]
-    routed, evidence = await _route(ctx, probe.model_copy(update={"params": {"prefix": prefix}}))
-    shown = await _vtysh_json(ctx, probe.device, f"show bgp ipv4 unicast {prefix} json")
+@checker(BgpRouteTest)
+async def _bgp_route(ctx: CheckContext, test: BgpRouteTest) -> Observed:
+    prefix, peer = test.params.prefix, test.params.not_from
+    hops, evidence = await _selected(ctx, test.device, prefix)
+    shown = await _vtysh_json(ctx, test.device, f"show bgp ipv4 unicast {prefix} json")
     peers = [str(p.get("peer", {}).get("peerId", "")) for p in shown.get("paths", [])]
     evidence += f"; BGP paths from {', '.join(peers) or 'no peer'}"
-    return routed and peer not in peers, evidence
+    return hops is not None and peer not in peers, evidence
 
 
-async def _ospf_full(ctx: ProbeContext, probe: Probe) -> Observed:
-    neighbor = probe.params["neighbor"]
-    shown = await _vtysh_json(ctx, probe.device, "show ip ospf neighbor json")
+@checker(OspfAdjacencyTest)
+async def _ospf_full(ctx: CheckContext, test: OspfAdjacencyTest) -> Observed:
+    neighbor = test.params.neighbor
+    shown = await _vtysh_json(ctx, test.device, "show ip ospf neighbor json")
     entries = shown.get("neighbors", {}).get(neighbor, [])
     states = [str(e.get("nbrState", "")) for e in entries]
     full = any(s.startswith("Full") for s in states)
-    return full, f"{probe.device}: neighbour {neighbor} state {', '.join(states) or 'absent'}"
+    return full, f"{test.device}: neighbour {neighbor} state {', '.join(states) or 'absent'}"
 
 
-async def _config(ctx: ProbeContext, probe: Probe) -> Observed:
-    pattern = probe.params["pattern"].strip()
-    done = ran(await ctx.lab.vtysh(probe.device, "show running-config"), "show running-config")
+@checker(ConfigTest)
+async def _config(ctx: CheckContext, test: ConfigTest) -> Observed:
+    pattern = test.params.pattern.strip()
+    done = ran(await ctx.lab.vtysh(test.device, "show running-config"), "show running-config")
     if not done.ok or "end" not in done.stdout.split():
-        raise ProbeUnavailable(f"{probe.device}: no complete running-config")
+        raise CheckUnavailable(f"{test.device}: no complete running-config")
     lines = [line.strip() for line in done.stdout.splitlines()]
-    if probe.params.get("match") == "prefix":
+    if test.params.match == "prefix":
         found = any(line.startswith(pattern) for line in lines)
     else:
         found = pattern in lines
-    return found, f"{probe.device}: running-config {'has' if found else 'lacks'} '{pattern}'"
+    return found, f"{test.device}: running-config {'has' if found else 'lacks'} '{pattern}'"
 
 
-async def _ip_json(ctx: ProbeContext, device: str, argv: list[str]) -> list[Any]:
+async def _ip_json(ctx: CheckContext, device: str, argv: list[str]) -> list[Any]:
     """`ip -j …` output; an interface that does not exist reads as nothing."""
     done = ran(await ctx.lab.exec(device, argv), " ".join(argv[:4]))
     if not done.ok and "does not exist" in done.stderr:
@@ -225,93 +281,85 @@ async def _ip_json(ctx: ProbeContext, device: str, argv: list[str]) -> list[Any]
     return parsed if isinstance(parsed, list) else []
 
 
-async def _link_up(ctx: ProbeContext, probe: Probe) -> Observed:
-    iface = probe.params["interface"]
-    links = await _ip_json(ctx, probe.device, ["ip", "-j", "link", "show", "dev", iface])
+@checker(LinkUpTest)
+async def _link_up(ctx: CheckContext, test: LinkUpTest) -> Observed:
+    iface = test.params.interface
+    links = await _ip_json(ctx, test.device, ["ip", "-j", "link", "show", "dev", iface])
     up = bool(links) and "UP" in links[0].get("flags", [])
-    return up, f"{probe.device} {iface} is {'up' if up else 'down'}"
+    return up, f"{test.device} {iface} is {'up' if up else 'down'}"
 
 
-async def _default_route(ctx: ProbeContext, probe: Probe) -> Observed:
-    routes = await _ip_json(ctx, probe.device, ["ip", "-j", "route", "show", "default"])
+@checker(DefaultRouteTest)
+async def _default_route(ctx: CheckContext, test: DefaultRouteTest) -> Observed:
+    routes = await _ip_json(ctx, test.device, ["ip", "-j", "route", "show", "default"])
     gateway = routes[0].get("gateway") if routes else None
-    return gateway == probe.params["gateway"], f"{probe.device}: default via {gateway}"
+    return gateway == test.params.gateway, f"{test.device}: default via {gateway}"
 
 
-async def _address(ctx: ProbeContext, probe: Probe) -> Observed:
-    iface = probe.params["interface"]
+@checker(AddressTest)
+async def _address(ctx: CheckContext, test: AddressTest) -> Observed:
+    iface = test.params.interface
     argv = ["ip", "-j", "-4", "address", "show", "dev", iface]
-    info = await _ip_json(ctx, probe.device, argv)
+    info = await _ip_json(ctx, test.device, argv)
     addresses = [f"{a['local']}/{a['prefixlen']}" for i in info for a in i.get("addr_info", [])]
-    holds = probe.params["address"] in addresses
-    return holds, f"{probe.device} {iface}: {', '.join(addresses) or 'no address'}"
+    holds = test.params.address in addresses
+    return holds, f"{test.device} {iface}: {', '.join(addresses) or 'no address'}"
 
 
-async def _bgp_session(ctx: ProbeContext, probe: Probe) -> Observed:
-    peer = probe.params["peer"]
-    shown = await _vtysh_json(ctx, probe.device, "show bgp summary json")
+@checker(BgpSessionTest)
+async def _bgp_session(ctx: CheckContext, test: BgpSessionTest) -> Observed:
+    peer = test.params.peer
+    shown = await _vtysh_json(ctx, test.device, "show bgp summary json")
     state = shown.get("ipv4Unicast", {}).get("peers", {}).get(peer, {}).get("state", "absent")
-    return state == "Established", f"{probe.device}: BGP session with {peer} is {state}"
+    return state == "Established", f"{test.device}: BGP session with {peer} is {state}"
 
 
-async def _path(ctx: ProbeContext, probe: Probe) -> Observed:
-    target, owners = probe.params["target"], probe.params["owners"]
+@checker(PathTest)
+async def _path(ctx: CheckContext, test: PathTest) -> Observed:
+    target, owners = test.params.target, test.params.owners
     argv = ["traceroute", "-n", "-q", "1", "-w", "1", "-m", "30", target]
-    done = ran(await ctx.lab.exec(probe.device, argv, timeout=45), "traceroute")
-    trace = parse_traceroute(probe.device, target, target, done.stdout)
+    done = ran(await ctx.lab.exec(test.device, argv, timeout=45), "traceroute")
+    trace = parse_traceroute(test.device, target, target, done.stdout)
     hops = trace.hops[:-1] if trace.reached else trace.hops
     crossed = [owners.get(h.address or "", h.address or "*") for h in hops]
     unknown = [h.address or "*" for h in hops if (h.address or "") not in owners]
-    holds = trace.reached and not unknown and crossed == probe.params["routers"]
+    holds = trace.reached and not unknown and crossed == test.params.routers
     arrival = "arrives" if trace.reached else "does not arrive"
-    evidence = f"{probe.device} -> {target} crosses {' '.join(crossed) or 'nothing'}, {arrival}"
+    evidence = f"{test.device} -> {target} crosses {' '.join(crossed) or 'nothing'}, {arrival}"
     if unknown:
         evidence += f"; hops the plan does not know: {', '.join(unknown)}"
     return holds, evidence
 
 
-CHECKS: dict[str, Callable[[ProbeContext, Probe], Awaitable[Observed]]] = {
-    "ping": _ping,
-    "route": _route,
-    "ospf_full": _ospf_full,
-    "config": _config,
-    "link_up": _link_up,
-    "default_route": _default_route,
-    "address": _address,
-    "bgp_session": _bgp_session,
-    "tcp": _tcp,
-    "path": _path,
-    "bgp_route": _bgp_route,
-}
-
-
-async def run_probe(ctx: ProbeContext, probe: Probe) -> ProbeResult:
+async def run_test(ctx: CheckContext, test: HiddenTest) -> HiddenTestResult:
     try:
-        observed, evidence = await CHECKS[probe.kind](ctx, probe)
-    except ProbeUnavailable as exc:
-        return ProbeResult(
-            id=probe.id, description=probe.description, passed=False, evidence=f"not run: {exc}"
+        observed, evidence = await CHECKERS[test.kind](ctx, test)
+    except CheckUnavailable as exc:
+        return HiddenTestResult(
+            id=test.id, description=test.description, passed=False, evidence=f"not run: {exc}"
         )
-    passed = observed == probe.params.get("expect", True)
-    return ProbeResult(id=probe.id, description=probe.description, passed=passed, evidence=evidence)
+    passed = observed == test.params.expect
+    return HiddenTestResult(
+        id=test.id, description=test.description, passed=passed, evidence=evidence
+    )
 
 
-async def run_probes(
-    lab: LiveLab, probes: list[Probe], owners: Owners | None, concurrency: int = 4
-) -> list[ProbeResult]:
-    """Run probes a few at a time; results in the order of ``probes``. ``owners`` maps each
-    planned address to its device; None (outage sampling only) skips the witness."""
-    ctx = ProbeContext(lab, owners)
-    results: list[ProbeResult | None] = [None] * len(probes)
+async def run_tests(
+    lab: LiveLab, tests: list[HiddenTest], owners: Owners | None, concurrency: int = 4
+) -> list[HiddenTestResult]:
+    """Run hidden tests a few at a time; results in the order of ``tests``. ``owners`` maps
+    each planned address to its device; None (outage sampling only) skips the witness."""
+    ctx = CheckContext(lab, owners)
+    results: list[HiddenTestResult | None] = [None] * len(tests)
     limiter = anyio.Semaphore(concurrency)
 
-    async def one(index: int, probe: Probe) -> None:
+    async def one(index: int, test: HiddenTest) -> None:
         async with limiter:
-            results[index] = await run_probe(ctx, probe)
+            results[index] = await run_test(ctx, test)
 
     async with anyio.create_task_group() as group:
-        for index, probe in enumerate(probes):
-            group.start_soon(one, index, probe)
+        for index, test in enumerate(tests):
+            group.start_soon(one, index, test)
     return [r for r in results if r is not None]
 
 

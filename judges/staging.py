@@ -14,11 +14,12 @@ from collections.abc import Awaitable, Callable
 import anyio
 from pydantic import BaseModel, Field
 
-from netdojo.judges.probes import Owners, owners_of, run_probes
+from netdojo.judges.probes import Owners, owners_of, run_tests
 from netdojo.judges.snapshot import LabState, snapshot_lab
 from netdojo.labs.runtime import LiveLab
-from netdojo.reports.records import ProbeResult
-from netdojo.scenarios.model import Probe, Scenario, ToolCall
+from netdojo.reports.records import HiddenTestResult
+from netdojo.scenarios.hidden_tests import HiddenTest
+from netdojo.scenarios.model import Scenario, ToolCall
 from netdojo.tools.actions import apply
 
 BASELINE_DEADLINE_S = 90.0
@@ -30,12 +31,12 @@ class StageResult(BaseModel):
     ok: bool
     seconds: float
     detail: str = ""
-    failed: list[ProbeResult] = Field(default_factory=list)
+    failed: list[HiddenTestResult] = Field(default_factory=list)
     passed: list[str] = Field(default_factory=list, description="tests that held, when it ended")
 
 
 Stages = dict[str, StageResult]
-Condition = Callable[[list[ProbeResult]], bool]
+Condition = Callable[[list[HiddenTestResult]], bool]
 
 
 class Staged(BaseModel):
@@ -47,13 +48,13 @@ class Staged(BaseModel):
 
 
 async def poll(
-    lab: LiveLab, probes: list[Probe], holds: Condition, deadline: float, owners: Owners
+    lab: LiveLab, tests: list[HiddenTest], holds: Condition, deadline: float, owners: Owners
 ) -> StageResult:
-    """Run ``probes`` until ``holds`` is true of their results, or ``deadline`` seconds pass."""
+    """Run ``tests`` until ``holds`` is true of their results, or ``deadline`` seconds pass."""
     started = time.monotonic()
-    results: list[ProbeResult] = []
+    results: list[HiddenTestResult] = []
     while True:
-        results = await run_probes(lab, probes, owners)
+        results = await run_tests(lab, tests, owners)
         if holds(results):
             return StageResult(
                 ok=True,
@@ -81,18 +82,18 @@ async def apply_all(lab: LiveLab, calls: list[ToolCall]) -> StageResult:
     return StageResult(ok=True, seconds=round(time.monotonic() - started, 2))
 
 
-def all_pass(results: list[ProbeResult]) -> bool:
+def all_pass(results: list[HiddenTestResult]) -> bool:
     return all(r.passed for r in results)
 
 
-def none_pass(results: list[ProbeResult]) -> bool:
+def none_pass(results: list[HiddenTestResult]) -> bool:
     return not any(r.passed for r in results)
 
 
 def fault_active(n_present: int, n_symptoms: int, n_guards: int) -> Condition:
     """Faults present, every symptom real, guards intact, and some target failing."""
 
-    def holds(results: list[ProbeResult]) -> bool:
+    def holds(results: list[HiddenTestResult]) -> bool:
         present = results[:n_present]
         symptoms = results[n_present : n_present + n_symptoms]
         guards = results[n_present + n_symptoms : n_present + n_symptoms + n_guards]
@@ -147,8 +148,8 @@ async def stage_scenario(scenario: Scenario, lab: LiveLab, stages: Stages) -> St
     if not await _run(stages, "inject", apply_all(lab, injections)):
         return None
     active = fault_active(len(present), len(symptoms), len(hidden.guards))
-    probes = present + symptoms + hidden.guards + others
-    if not await _run(stages, "fault_active", poll(lab, probes, active, FAULT_DEADLINE_S, owners)):
+    tests = present + symptoms + hidden.guards + others
+    if not await _run(stages, "fault_active", poll(lab, tests, active, FAULT_DEADLINE_S, owners)):
         return None
     await save_running_config(lab)
     return Staged(baseline=planned, start=await snapshot_lab(lab))

@@ -42,7 +42,7 @@ def drawn_seed() -> int:
     return secrets.randbelow(SEED_BOUND)
 
 
-class ProbeResult(BaseModel):
+class HiddenTestResult(BaseModel):
     id: str
     description: str
     passed: bool
@@ -73,9 +73,9 @@ class Grade(BaseModel):
         description="every target passes, no guard or adherence check fails, nothing faked"
     )
     targets_passed: float = Field(description="the fraction of target tests that pass")
-    targets: list[ProbeResult]
-    guards: list[ProbeResult]
-    adherence: list[ProbeResult]
+    targets: list[HiddenTestResult]
+    guards: list[HiddenTestResult]
+    adherence: list[HiddenTestResult]
     integrity: IntegrityReport = Field(
         default_factory=IntegrityReport, description="what the state audit found"
     )

@@ -14,10 +14,21 @@ from typing import Literal
 from netdojo.scenarios.exit_intent import (
     choose_exit,
     exit_policy_lines,
-    exit_probes,
     exit_sentence,
+    exit_tests,
 )
-from netdojo.scenarios.model import HiddenHalf, Probe, configure
+from netdojo.scenarios.hidden_tests import (
+    AddressParams,
+    AddressTest,
+    ConfigParams,
+    ConfigTest,
+    DefaultRouteParams,
+    DefaultRouteTest,
+    HiddenTest,
+    PingParams,
+    PingTest,
+)
+from netdojo.scenarios.model import HiddenHalf, configure
 from netdojo.scenarios.network import (
     Network,
     Routing,
@@ -30,15 +41,15 @@ from netdojo.scenarios.network import (
 from netdojo.scenarios.path_intent import (
     choose_path,
     cost_lines,
-    path_probes,
     path_sentence,
-    traceroute_probes,
+    path_tests,
+    traceroute_tests,
 )
 from netdojo.scenarios.transit_intent import (
     choose_stub_as,
     policy_lines,
-    transit_probes,
     transit_sentence,
+    transit_tests,
 )
 
 IntentKind = Literal["path", "no_transit", "preferred_exit"]
@@ -102,39 +113,47 @@ def intent_fits(network: Network, kind: IntentKind) -> bool:
     return choose[kind](network, random.Random(0)) is not None
 
 
-def host_pings(network: Network, tag: str) -> list[Probe]:
+def host_pings(network: Network, tag: str) -> list[HiddenTest]:
     """A ping for every pair of hosts."""
     return [
-        Probe(
+        PingTest(
             id=f"{tag}:ping:{a}-{b}",
             description=f"{a} can ping {b} ({network.host_address(b)})",
-            kind="ping",
             device=a,
-            params={"target": network.host_address(b), "expect": True},
+            params=PingParams(target=network.host_address(b), expect=True),
         )
         for a, b in itertools.combinations(sorted(network.lans), 2)
     ]
 
 
-def untouched(network: Network, host: str) -> Probe:
+def untouched(network: Network, host: str) -> DefaultRouteTest:
     """The host keeps its default route: a proxy for "no change made on it"."""
     gateway = network.node(host).gateway
-    return Probe(
+    return DefaultRouteTest(
         id=f"adherence:untouched:{host}",
         description=f"{host} keeps its default route via {gateway}",
-        kind="default_route",
         device=host,
-        params={"gateway": gateway, "expect": True},
+        params=DefaultRouteParams(gateway=gateway, expect=True),
     )
 
 
-def _config_probe(tag: str, device: str, pattern: str, description: str) -> Probe:
-    return Probe(
+def _gateway_ping(network: Network, host: str) -> PingTest:
+    gateway = network.node(host).gateway
+    assert gateway is not None
+    return PingTest(
+        id=f"guard:gateway:{host}",
+        description=f"{host} can ping its gateway {gateway}",
+        device=host,
+        params=PingParams(target=gateway, expect=True),
+    )
+
+
+def _config_test(tag: str, device: str, pattern: str, description: str) -> ConfigTest:
+    return ConfigTest(
         id=f"adherence:{tag}:{device}",
         description=description,
-        kind="config",
         device=device,
-        params={"pattern": pattern, "match": "prefix", "expect": False},
+        params=ConfigParams(pattern=pattern, match="prefix", expect=False),
     )
 
 
@@ -161,33 +180,23 @@ def constructive_hidden(
         if (lines := lines_for(network, router))
     ]
     targets = host_pings(network, "target")
-    guards = [
-        Probe(
-            id=f"guard:gateway:{host}",
-            description=f"{host} can ping its gateway {network.node(host).gateway}",
-            kind="ping",
-            device=host,
-            params={"target": network.node(host).gateway, "expect": True},
-        )
-        for host in sorted(network.lans)
-    ]
+    guards: list[HiddenTest] = [_gateway_ping(network, host) for host in sorted(network.lans)]
     forbidden = {
         "static": [("router ospf", "OSPF"), ("router bgp", "BGP")],
         "ospf": [("ip route ", "static route")],
         "bgp": [("ip route ", "static route"), ("router ospf", "OSPF")],
     }[routing]
-    adherence = [
-        _config_probe(f"protocol:{what}", r.name, pattern, f"{r.name} has no {what} lines")
+    adherence: list[HiddenTest] = [
+        _config_test(f"protocol:{what}", r.name, pattern, f"{r.name} has no {what} lines")
         for r in network.routers
         for pattern, what in forbidden
     ]
     adherence += [
-        Probe(
+        AddressTest(
             id=f"adherence:address:{r.name}:{i.name}",
             description=f"{r.name} {i.name} keeps {i.address}",
-            kind="address",
             device=r.name,
-            params={"interface": i.name, "address": i.address, "expect": True},
+            params=AddressParams(interface=i.name, address=i.address, expect=True),
         )
         for r in network.routers
         for i in r.ifaces
@@ -212,21 +221,22 @@ def constructive_hidden(
             for router in network.routers
             if (lines := lines_for(network, router))
         ]
-        targets += path_probes(network, intent_path) + traceroute_probes(network, intent_path)
+        targets += path_tests(network, intent_path)
+        targets += traceroute_tests(network, intent_path)
     elif intent_kind == "no_transit":
         stub = choose_stub_as(network, rng)
         if stub is None:
             raise ValueError("no router can stay out of transit with the rest connected")
         intent += " " + transit_sentence(network, stub, rng)
         solution.append(configure(stub, *policy_lines(network, stub)))
-        targets += transit_probes(network, stub)
+        targets += transit_tests(network, stub)
     elif intent_kind == "preferred_exit":
         choice = choose_exit(network, rng)
         if choice is None:
             raise ValueError("no router has a longer exit to any site that it could prefer")
         intent += " " + exit_sentence(network, choice, rng)
         solution.append(configure(choice.source, *exit_policy_lines(network, choice, rng)))
-        targets += exit_probes(network, choice)
+        targets += exit_tests(network, choice)
     if layout == "prose":
         brief = f"{intent} {' '.join(rules)} Submit when the network works."
     else:

@@ -24,10 +24,10 @@ from netdojo.scenarios.bgp_exits import (
     exit_choice,
     prefix_route_map,
 )
-from netdojo.scenarios.faults.base import FaultContext, route_probe
-from netdojo.scenarios.model import Probe
+from netdojo.scenarios.faults.base import FaultContext, route_test
+from netdojo.scenarios.hidden_tests import HiddenTest
 from netdojo.scenarios.network import Network
-from netdojo.scenarios.path_intent import traceroute_probe
+from netdojo.scenarios.path_intent import traceroute_test
 
 PHRASES = (
     "Exit policy: traffic from {router} (AS {asn}) to {destination} must leave through "
@@ -64,18 +64,20 @@ def exit_policy_lines(network: Network, choice: ExitChoice, rng: random.Random) 
     ]
 
 
-def exit_probes(network: Network, choice: ExitChoice) -> list[Probe]:
+def exit_tests(network: Network, choice: ExitChoice) -> list[HiddenTest]:
     """The source routes the site through the preferred neighbour only (a plain build routes
     it through the neighbour on the shortest path); the origin's traceroute follows the
     preferred neighbour's path when that path is the only shortest one."""
     via = address_towards(network, choice.source, choice.other)
-    probes = [route_probe("target:exit", choice.source, choice.prefix, True, via=via, sole=True)]
+    tests: list[HiddenTest] = [
+        route_test("target:exit", choice.source, choice.prefix, True, via=via, sole=True)
+    ]
     target = network.router_of(choice.host)
     onward = list(nx.all_shortest_paths(network.router_graph(), choice.other, target))
     if len(onward) == 1:
         routers = [choice.source, *onward[0]]
-        probes.append(traceroute_probe(network, choice.origin, choice.host, routers))
-    return probes
+        tests.append(traceroute_test(network, choice.origin, choice.host, routers))
+    return tests
 
 
 def exit_sentence(network: Network, choice: ExitChoice, rng: random.Random) -> str:

@@ -5,7 +5,7 @@ The policy: the server's web port is open to every host; its admin port only to 
 On the firewall router (the server's gateway, or one that every client's traffic to the server
 crosses) the FORWARD chain accepts the web port, accepts the admin port from the admin host,
 drops the admin port, and accepts the rest of the server's LAN. Hidden tests are TCP connection
-probes against listeners the server runs from boot. The faults that break the policy are in
+tests against listeners the server runs from boot. The faults that break the policy are in
 `scenarios.faults.acl`; the task of writing it is in `scenarios.firewall_build`.
 """
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from netdojo.labs.spec import LabSpec
 from netdojo.scenarios.forwarding import Course, Forwarding, Impact
-from netdojo.scenarios.model import Probe
+from netdojo.scenarios.hidden_tests import TcpParams, TcpTest
 from netdojo.scenarios.network import Network, plan_network
 from netdojo.scenarios.topology import Topology
 
@@ -96,27 +96,26 @@ def choose_policy(network: Network, rng: random.Random) -> Policy:
     )
 
 
-def tcp_probe(network: Network, client: str, policy: Policy, port: int, expect: bool) -> Probe:
+def tcp_test(network: Network, client: str, policy: Policy, port: int, expect: bool) -> TcpTest:
     verdict = "can" if expect else "cannot"
-    return Probe(
+    return TcpTest(
         id=f"policy:tcp:{client}-{policy.server}:{port}",
         description=f"{client} {verdict} open TCP {port} on {policy.server}",
-        kind="tcp",
         device=client,
-        params={"target": network.host_address(policy.server), "port": port, "expect": expect},
+        params=TcpParams(target=network.host_address(policy.server), port=port, expect=expect),
     )
 
 
-def policy_matrix(network: Network, policy: Policy) -> list[Probe]:
+def policy_matrix(network: Network, policy: Policy) -> list[TcpTest]:
     """Every flow the policy speaks about, with the verdict it requires."""
     clients = policy.clients(network)
-    probes = [tcp_probe(network, c, policy, policy.web, True) for c in clients]
-    probes += [tcp_probe(network, c, policy, policy.admin_port, c == policy.admin) for c in clients]
-    return probes
+    tests = [tcp_test(network, c, policy, policy.web, True) for c in clients]
+    tests += [tcp_test(network, c, policy, policy.admin_port, c == policy.admin) for c in clients]
+    return tests
 
 
 def install_listener(lab: LabSpec, policy: Policy) -> None:
-    """The server answers on both policy ports from boot, so probes can tell open from blocked."""
+    """The server answers on both policy ports from boot, so tests can tell open from blocked."""
     server = lab.device(policy.server)
     server.files[LISTENER_PATH] = LISTENER
     ports = f"{policy.web} {policy.admin_port}"

@@ -40,8 +40,8 @@ def firewall_task(
     hidden = HiddenHalf(
         lab=lab,
         solution=[execute(policy.firewall, rule) for rule in policy.rules(network)],
-        targets=[p for p in matrix if not p.params["expect"]],
-        guards=[p for p in matrix if p.params["expect"]] + pings,
+        targets=[test for test in matrix if not test.params.expect],
+        guards=[test for test in matrix if test.params.expect] + pings,
         adherence=[untouched(network, host) for host in sorted(network.lans)],
     )
     rules = [

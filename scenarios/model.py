@@ -1,7 +1,7 @@
 """The `Scenario` model: a public half an agent may see and a hidden half only the judge sees.
 
-Everything here is pure data. Hidden tests are `Probe`s (what to check, on which device, with
-what expectation); `netdojo.judges` executes them on a live lab.
+Everything here is pure data. Hidden tests (`scenarios.hidden_tests`: what to check, on which
+device, with what expectation) are executed on a live lab by `netdojo.judges`.
 """
 
 from __future__ import annotations
@@ -12,27 +12,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from netdojo.labs.spec import LabSpec
+from netdojo.scenarios.hidden_tests import HiddenTest
 
 Kind = Literal["reactive", "constructive"]
 LAB_TOOLS = ("topology", "show", "configure", "execute", "ping", "traceroute", "capture")
 """The tools over a lab that every scenario offers, in the order they are listed."""
 STANDARD_TOOLS = (*LAB_TOOLS, "submit")
 """What an evaluated agent is served unless its family adds tools: the lab tools and `submit`."""
-ProbeKind = Literal[
-    "ping",  # device pings params.target: expect success (params.expect, default True)
-    "route",  # device has params.prefix selected (params.expect), optionally via params.via
-    # (params.sole: via nothing else)
-    "ospf_full",  # device has params.neighbor (router-id) in Full state (params.expect)
-    "config",  # device's running-config has params.pattern (params.expect)
-    "link_up",  # device's interface params.interface is up (params.expect)
-    "default_route",  # device's default route goes via params.gateway (None: no default route)
-    "address",  # device's params.interface carries params.address (params.expect)
-    "bgp_session",  # device's BGP session with params.peer (address) is Established
-    "tcp",  # device can open a TCP connection to params.target:params.port (params.expect)
-    "bgp_route",  # device has params.prefix selected and no BGP path for it from params.not_from
-    "path",  # device's traceroute to params.target crosses params.routers, in order, and
-    # arrives; params.owners maps each router address to its router
-]
 
 
 class ToolCall(BaseModel):
@@ -52,25 +38,13 @@ def execute(device: str, command: str) -> ToolCall:
     return ToolCall(tool="execute", arguments={"device": device, "command": command})
 
 
-class Probe(BaseModel):
-    """A hidden test: an id, a human description, and what to check where."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    description: str
-    kind: ProbeKind
-    device: str
-    params: dict[str, Any] = Field(default_factory=dict)
-
-
 class Fault(BaseModel):
     type: str = Field(description="fault type id, e.g. ospf.area_mismatch")
     device: str
     params: dict[str, Any] = Field(default_factory=dict)
     inject: list[ToolCall]
     fix: list[ToolCall]
-    present: list[Probe] = Field(description="all hold while the fault is active")
+    present: list[HiddenTest] = Field(description="all hold while the fault is active")
     red_herring: bool = False
 
 
@@ -97,9 +71,9 @@ class HiddenHalf(BaseModel):
     lab: LabSpec = Field(description="the lab as deployed, before any fault")
     faults: list[Fault] = Field(default_factory=list)
     solution: list[ToolCall]
-    targets: list[Probe]
-    guards: list[Probe]
-    adherence: list[Probe] = Field(default_factory=list)
+    targets: list[HiddenTest]
+    guards: list[HiddenTest]
+    adherence: list[HiddenTest] = Field(default_factory=list)
 
 
 class Scenario(BaseModel):

@@ -15,7 +15,7 @@ import random
 import networkx as nx
 from pydantic import BaseModel
 
-from netdojo.scenarios.model import Probe
+from netdojo.scenarios.hidden_tests import PathParams, PathTest, RouteParams, RouteTest
 from netdojo.scenarios.network import Network
 
 OFF_PATH_COST = 1000  # above any path's cost even at FRR's fallback of 10 per link
@@ -75,52 +75,47 @@ def cost_lines(network: Network, intent: PathIntent, router: str) -> list[str]:
     return lines
 
 
-def path_probes(network: Network, intent: PathIntent) -> list[Probe]:
+def path_tests(network: Network, intent: PathIntent) -> list[RouteTest]:
     """Each router on the path forwards to the next one, towards either site."""
-    probes = []
+    tests = []
     ends = ((intent.target_host, intent.routers), (intent.source_host, intent.routers[::-1]))
     for host, routers in ends:
         prefix = str(ipaddress.ip_network(network.lans[host]))
         for here, following in itertools.pairwise(routers):
             via = network.node(following).iface_to(here).address.split("/")[0]
-            probes.append(
-                Probe(
+            tests.append(
+                RouteTest(
                     id=f"target:path:{here}:{prefix}",
                     description=f"{here} forwards traffic for {host} ({prefix}) to {following}",
-                    kind="route",
                     device=here,
-                    params={"prefix": prefix, "via": via, "sole": True, "expect": True},
+                    params=RouteParams(prefix=prefix, via=via, sole=True, expect=True),
                 )
             )
-    return probes
+    return tests
 
 
-def traceroute_probe(network: Network, source: str, target: str, routers: list[str]) -> Probe:
+def traceroute_test(network: Network, source: str, target: str, routers: list[str]) -> PathTest:
     """``source``'s traceroute to ``target`` crosses ``routers``, in order, and arrives."""
     owners = {
         iface.address.split("/")[0]: router.name
         for router in network.routers
         for iface in router.ifaces
     }
-    return Probe(
+    return PathTest(
         id=f"target:traceroute:{source}-{target}",
         description=f"{source}'s traceroute to {target} crosses {', '.join(routers)}",
-        kind="path",
         device=source,
-        params={
-            "target": network.host_address(target),
-            "routers": routers,
-            "owners": owners,
-            "expect": True,
-        },
+        params=PathParams(
+            target=network.host_address(target), routers=routers, owners=owners, expect=True
+        ),
     )
 
 
-def traceroute_probes(network: Network, intent: PathIntent) -> list[Probe]:
+def traceroute_tests(network: Network, intent: PathIntent) -> list[PathTest]:
     """Each site's traceroute to the other crosses the designated routers, in order."""
     return [
-        traceroute_probe(network, intent.source_host, intent.target_host, intent.routers),
-        traceroute_probe(network, intent.target_host, intent.source_host, intent.routers[::-1]),
+        traceroute_test(network, intent.source_host, intent.target_host, intent.routers),
+        traceroute_test(network, intent.target_host, intent.source_host, intent.routers[::-1]),
     ]
 
 

@@ -18,9 +18,18 @@ from netdojo.scenarios.firewall import (
     policy_text,
 )
 from netdojo.scenarios.forwarding import Forwarding, Impact
-from netdojo.scenarios.model import HiddenHalf, Probe, ProbeKind
+from netdojo.scenarios.hidden_tests import (
+    BgpSessionParams,
+    BgpSessionTest,
+    HiddenTest,
+    OspfAdjacencyParams,
+    OspfAdjacencyTest,
+    PingParams,
+    PingTest,
+)
+from netdojo.scenarios.model import HiddenHalf
 from netdojo.scenarios.network import Network, Routing, ospf_link, render_lab
-from netdojo.scenarios.path_intent import traceroute_probe
+from netdojo.scenarios.path_intent import traceroute_test
 from netdojo.scenarios.registry import Family, ScenarioError
 from netdojo.scenarios.symptoms import Observation, designed_paths, outlook
 
@@ -96,13 +105,12 @@ def _offers(spec: Family, ctx: FaultContext) -> dict[tuple[str, str], tuple[Faul
     return offers
 
 
-def _ping(network: Network, a: str, b: str, tag: str) -> Probe:
-    return Probe(
+def _ping(network: Network, a: str, b: str, tag: str) -> PingTest:
+    return PingTest(
         id=f"{tag}:ping:{a}-{b}",
         description=f"{a} can ping {b} ({network.host_address(b)})",
-        kind="ping",
         device=a,
-        params={"target": network.host_address(b), "expect": True},
+        params=PingParams(target=network.host_address(b), expect=True),
     )
 
 
@@ -153,13 +161,13 @@ def _assemble(
     pairs = list(itertools.combinations(sorted(network.lans), 2))
     broken = [(a, b) for a, b in pairs if states[a, b] == "broken"]
     intact = [(a, b) for a, b in pairs if states[a, b] == "works"]
-    targets = [_ping(network, a, b, "target") for a, b in broken]
-    targets += [probe for plan in real for probe in plan.healthy]
+    targets: list[HiddenTest] = [_ping(network, a, b, "target") for a, b in broken]
+    targets += [test for plan in real for test in plan.healthy]
     targets += [
-        traceroute_probe(network, a, b, list(path)) for (a, b), path in sorted(seen.detours.items())
+        traceroute_test(network, a, b, list(path)) for (a, b), path in sorted(seen.detours.items())
     ]
-    targets = list({probe.id: probe for probe in targets}.values())
-    guards = [_ping(network, a, b, "guard") for a, b in intact]
+    targets = list({test.id: test for test in targets}.values())
+    guards: list[HiddenTest] = [_ping(network, a, b, "guard") for a, b in intact]
     if spec.routing in ("ospf", "bgp", "ibgp"):
         guards += _link_guards(network, impact, spec.routing)
     lab = render_lab(network, spec.routing, lab_name)
@@ -176,7 +184,7 @@ def _assemble(
         solution=[call for plan in reversed(real) for call in plan.fault.fix],
         targets=targets,
         guards=guards,
-        adherence=[probe for plan in herrings for probe in plan.healthy],
+        adherence=[test for plan in herrings for test in plan.healthy],
     )
     reported = _reported(model, real, observed, designed, rng)
     addresses = {h: network.host_address(h) for h in network.lans}
@@ -184,26 +192,31 @@ def _assemble(
     return hidden, brief, constraints
 
 
-def _link_guards(network: Network, impact: Impact, routing: Routing) -> list[Probe]:
+def _link_guards(network: Network, impact: Impact, routing: Routing) -> list[HiddenTest]:
     """The OSPF adjacency or BGP session of every transit link no fault takes down."""
-    guards = []
+    guards: list[HiddenTest] = []
     for a, b in network.transit_links():
         if frozenset((a, b)) in impact.down_links:
             continue
-        kind: ProbeKind
         if ospf_link(network, routing, a, b):
             neighbour = network.node(b).loopback
-            kind, params, what = "ospf_full", {"neighbor": neighbour}, "a Full OSPF adjacency"
+            assert neighbour is not None
+            guards.append(
+                OspfAdjacencyTest(
+                    id=f"guard:ospf_full:{a}-{b}",
+                    description=f"{a} has a Full OSPF adjacency with {b}",
+                    device=a,
+                    params=OspfAdjacencyParams(neighbor=neighbour, expect=True),
+                )
+            )
         else:
             peer = network.node(b).iface_to(a).address.split("/")[0]
-            kind, params, what = "bgp_session", {"peer": peer}, "an Established BGP session"
-        guards.append(
-            Probe(
-                id=f"guard:{kind}:{a}-{b}",
-                description=f"{a} has {what} with {b}",
-                kind=kind,
-                device=a,
-                params={**params, "expect": True},
+            guards.append(
+                BgpSessionTest(
+                    id=f"guard:bgp_session:{a}-{b}",
+                    description=f"{a} has an Established BGP session with {b}",
+                    device=a,
+                    params=BgpSessionParams(peer=peer, expect=True),
+                )
             )
-        )
     return guards

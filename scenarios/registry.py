@@ -35,7 +35,7 @@ class ScenarioError(NetdojoError):
 @dataclass(frozen=True)
 class FaultType:
     """One fault type: its id, where it can occur, and its injector, which picks a place with
-    the context's generator and returns the plan (injection, presence probes, fix, impact)."""
+    the context's generator and returns the plan (injection, presence tests, fix, impact)."""
 
     id: str
     injector: Injector

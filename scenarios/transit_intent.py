@@ -12,7 +12,7 @@ import random
 
 import networkx as nx
 
-from netdojo.scenarios.model import Probe
+from netdojo.scenarios.hidden_tests import BgpRouteParams, BgpRouteTest
 from netdojo.scenarios.network import Network
 
 PHRASES = (
@@ -55,11 +55,11 @@ def policy_lines(network: Network, router: str) -> list[str]:
     ]
 
 
-def transit_probes(network: Network, router: str) -> list[Probe]:
+def transit_tests(network: Network, router: str) -> list[BgpRouteTest]:
     """Each neighbour of ``router`` routes the other sites' LANs, with no path for them
     learnt from ``router``: a plain build fails this, since every router passes its best
     routes on to all its peers."""
-    probes = []
+    tests = []
     for iface in network.node(router).ifaces:
         neighbour = network.node(iface.peer)
         if neighbour.role != "router":
@@ -69,17 +69,16 @@ def transit_probes(network: Network, router: str) -> list[Probe]:
             if network.router_of(host) in (router, neighbour.name):
                 continue
             net = str(ipaddress.ip_network(prefix))
-            probes.append(
-                Probe(
+            tests.append(
+                BgpRouteTest(
                     id=f"target:no-transit:{neighbour.name}:{net}",
                     description=f"{neighbour.name} routes {net} and learns no path for it "
                     f"from {router}",
-                    kind="bgp_route",
                     device=neighbour.name,
-                    params={"prefix": net, "not_from": via, "expect": True},
+                    params=BgpRouteParams(prefix=net, not_from=via, expect=True),
                 )
             )
-    return probes
+    return tests
 
 
 def transit_sentence(network: Network, router: str, rng: random.Random) -> str:

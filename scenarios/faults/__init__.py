@@ -4,7 +4,7 @@ and `acl`; `base` holds the context injectors draw from and the helpers they sha
 `red_herring` the harmless oddity added at levels 2-3.
 
 Each injector picks a target in the network with the seeded `random.Random` and returns a
-`FaultPlan`: the `Fault` (inject and fix as tool calls, probes that hold while it is active),
-its `Impact` on forwarding, and functional probes that hold once it is repaired. Injections
-use the means an operator would: vtysh configuration lines and `ip` commands.
+`FaultPlan`: the `Fault` (inject and fix as tool calls, hidden tests that hold while it is
+active), its `Impact` on forwarding, and functional tests that hold once it is repaired.
+Injections use the means an operator would: vtysh configuration lines and `ip` commands.
 """

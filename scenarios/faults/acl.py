@@ -9,9 +9,10 @@ drop below the LAN accept, the admin rules moved to another hop, or a stray acce
 from __future__ import annotations
 
 from netdojo.scenarios.faults.base import FaultContext, FaultPlan
-from netdojo.scenarios.firewall import Policy, tcp_probe
+from netdojo.scenarios.firewall import Policy, tcp_test
 from netdojo.scenarios.forwarding import Course, Impact
-from netdojo.scenarios.model import Fault, Probe, ToolCall, execute
+from netdojo.scenarios.hidden_tests import TcpTest
+from netdojo.scenarios.model import Fault, ToolCall, execute
 from netdojo.scenarios.network import Network
 from netdojo.scenarios.registry import fault
 from netdojo.scenarios.symptoms import Observation
@@ -51,17 +52,17 @@ def _plan(
     policy: Policy,
 ) -> FaultPlan:
     healthy = [
-        tcp_probe(ctx.network, flow.hosts[0], policy, flow.port, flow.kind == "blocked")
+        tcp_test(ctx.network, flow.hosts[0], policy, flow.port, flow.kind == "blocked")
         for flow in sorted(flows)
     ]
     return FaultPlan(
         Fault(
             type=type_,
             device=device,
-            params={"flows": [probe.description for probe in healthy]},
+            params={"flows": [test.description for test in healthy]},
             inject=inject,
             fix=fix,
-            present=[_flip(probe) for probe in healthy],
+            present=[_flip(test) for test in healthy],
         ),
         Impact(),
         healthy,
@@ -69,9 +70,9 @@ def _plan(
     )
 
 
-def _flip(probe: Probe) -> Probe:
-    return probe.model_copy(
-        update={"params": {**probe.params, "expect": not probe.params["expect"]}}
+def _flip(test: TcpTest) -> TcpTest:
+    return test.model_copy(
+        update={"params": test.params.model_copy(update={"expect": not test.params.expect})}
     )
 
 

@@ -1,16 +1,30 @@
 """What every injector draws from (`FaultContext`) and returns (`FaultPlan`), and the
-targets and probes that several fault types share."""
+hidden tests that several fault types share."""
 
 from __future__ import annotations
 
 import ipaddress
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from netdojo.scenarios.firewall import Firewall
 from netdojo.scenarios.forwarding import Impact
-from netdojo.scenarios.model import Fault, Probe
+from netdojo.scenarios.hidden_tests import (
+    AddressParams,
+    AddressTest,
+    BgpSessionParams,
+    BgpSessionTest,
+    ConfigParams,
+    ConfigTest,
+    HiddenTest,
+    OspfAdjacencyParams,
+    OspfAdjacencyTest,
+    RouteParams,
+    RouteTest,
+)
+from netdojo.scenarios.model import Fault
 from netdojo.scenarios.network import Iface, Network, Routing, ospf_link, static_routes
 from netdojo.scenarios.symptoms import Observation
 
@@ -43,7 +57,7 @@ class FaultContext:
 class FaultPlan:
     fault: Fault
     impact: Impact
-    healthy: list[Probe]  # functional checks that hold once the fault is repaired
+    healthy: Sequence[HiddenTest]  # functional checks that hold once the fault is repaired
     flows: frozenset[Observation] = frozenset()  # policy flows it breaks (forwarding aside)
 
 
@@ -62,70 +76,72 @@ def hosts_in(network: Network, prefix: str) -> set[str]:
     return {h for h in network.lans if ipaddress.ip_address(network.host_address(h)) in net}
 
 
-def adjacency_probe(network: Network, a: str, b: str, expect: bool, tag: str) -> Probe:
+def adjacency_test(network: Network, a: str, b: str, expect: bool, tag: str) -> OspfAdjacencyTest:
     state = "is" if expect else "is not"
-    return Probe(
+    return OspfAdjacencyTest(
         id=f"{tag}:ospf:{a}-{b}",
         description=f"{a} {state} in a Full OSPF adjacency with {b}",
-        kind="ospf_full",
         device=a,
-        params={"neighbor": router_id(network, b), "expect": expect},
+        params=OspfAdjacencyParams(neighbor=router_id(network, b), expect=expect),
     )
 
 
-def session_probe(network: Network, a: str, b: str, expect: bool, tag: str) -> Probe:
+def session_test(network: Network, a: str, b: str, expect: bool, tag: str) -> BgpSessionTest:
     peer = network.node(b).iface_to(a).address.split("/")[0]
     state = "is" if expect else "is not"
-    return Probe(
+    return BgpSessionTest(
         id=f"{tag}:bgp:{a}-{b}",
         description=f"{a}'s BGP session with {b} ({peer}) {state} Established",
-        kind="bgp_session",
         device=a,
-        params={"peer": peer, "expect": expect},
+        params=BgpSessionParams(peer=peer, expect=expect),
     )
 
 
-def route_probe(tag: str, device: str, prefix: str, expect: bool, **extra: object) -> Probe:
+def route_test(
+    tag: str,
+    device: str,
+    prefix: str,
+    expect: bool,
+    via: str | None = None,
+    sole: bool = False,
+    blackhole: bool = False,
+) -> RouteTest:
     what = "has" if expect else "has no"
-    via = f" via {extra['via']}" if "via" in extra else ""
-    via += " only" if extra.get("sole") else ""
-    return Probe(
+    where = f" via {via}" if via is not None else ""
+    where += " only" if sole else ""
+    return RouteTest(
         id=f"{tag}:{device}:{prefix}",
-        description=f"{device} {what} a selected route to {prefix}{via}",
-        kind="route",
+        description=f"{device} {what} a selected route to {prefix}{where}",
         device=device,
-        params={"prefix": prefix, "expect": expect, **extra},
+        params=RouteParams(prefix=prefix, expect=expect, via=via, sole=sole, blackhole=blackhole),
     )
 
 
-def address_probe(tag: str, device: str, interface: str, address: str) -> Probe:
-    return Probe(
+def address_test(tag: str, device: str, interface: str, address: str) -> AddressTest:
+    return AddressTest(
         id=f"{tag}:{device}:{interface}",
         description=f"{device} {interface} carries {address}",
-        kind="address",
         device=device,
-        params={"interface": interface, "address": address, "expect": True},
+        params=AddressParams(interface=interface, address=address, expect=True),
     )
 
 
-def config_line_probe(tag: str, device: str, line: str) -> Probe:
-    return Probe(
+def config_line_test(tag: str, device: str, line: str) -> ConfigTest:
+    return ConfigTest(
         id=f"{tag}:{device}",
         description=f"{device} has '{line}'",
-        kind="config",
         device=device,
-        params={"pattern": line, "expect": True},
+        params=ConfigParams(pattern=line, expect=True),
     )
 
 
-def absent_line_probe(tag: str, device: str, line: str, description: str) -> Probe:
+def absent_line_test(tag: str, device: str, line: str, description: str) -> ConfigTest:
     """A running-config line that must be absent (while a fault that removed it is active)."""
-    return Probe(
+    return ConfigTest(
         id=f"{tag}:{device}",
         description=description,
-        kind="config",
         device=device,
-        params={"pattern": line, "expect": False},
+        params=ConfigParams(pattern=line, expect=False),
     )
 
 
@@ -164,7 +180,7 @@ def bgp_end(ctx: FaultContext) -> tuple[str, str, str, int, int] | None:
     return a, b, peer.iface_to(a).address.split("/")[0], own.asn, peer.asn
 
 
-def link_down(ctx: FaultContext, a: str, b: str, tag: str) -> tuple[Impact, list[Probe]]:
+def link_down(ctx: FaultContext, a: str, b: str, tag: str) -> tuple[Impact, list[HiddenTest]]:
     """A transit link that stops carrying traffic, and the protocol state that shows it is back:
     the OSPF adjacency where OSPF runs on the link, the eBGP session elsewhere; nothing for a
     statically routed link, whose repair shows only in what it forwards."""
@@ -172,8 +188,8 @@ def link_down(ctx: FaultContext, a: str, b: str, tag: str) -> tuple[Impact, list
     if ctx.routing == "static":
         return impact, []
     if ospf_link(ctx.network, ctx.routing, a, b):
-        return impact, [adjacency_probe(ctx.network, a, b, True, tag)]
-    return impact, [session_probe(ctx.network, a, b, True, tag)]
+        return impact, [adjacency_test(ctx.network, a, b, True, tag)]
+    return impact, [session_test(ctx.network, a, b, True, tag)]
 
 
 def narrower(address: str, outside: str, rng: random.Random) -> str:

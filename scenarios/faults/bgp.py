@@ -6,12 +6,12 @@ from __future__ import annotations
 from netdojo.scenarios.faults.base import (
     FaultContext,
     FaultPlan,
-    absent_line_probe,
+    absent_line_test,
     bgp_end,
-    config_line_probe,
+    config_line_test,
     hosts_in,
     lan_port,
-    session_probe,
+    session_test,
     subnet_of,
 )
 from netdojo.scenarios.forwarding import Impact
@@ -35,10 +35,10 @@ def _session_down(
             params={"peer": address},
             inject=[configure(a, head, *(line.format(**values) for line in inject))],
             fix=[configure(a, head, *(line.format(**values) for line in fix))],
-            present=[session_probe(ctx.network, a, b, False, tag)],
+            present=[session_test(ctx.network, a, b, False, tag)],
         ),
         Impact(down_links={frozenset((a, b))}),
-        [session_probe(ctx.network, a, b, True, tag)],
+        [session_test(ctx.network, a, b, True, tag)],
     )
 
 
@@ -77,10 +77,10 @@ def max_prefix(ctx: FaultContext, tag: str) -> FaultPlan | None:
             params={"peer": address},
             inject=[configure(a, *head, f"neighbor {address} maximum-prefix 1")],
             fix=[configure(a, *head, f"no neighbor {address} maximum-prefix 1")],
-            present=[session_probe(ctx.network, a, b, False, tag)],
+            present=[session_test(ctx.network, a, b, False, tag)],
         ),
         Impact(down_links={frozenset((a, b))}),
-        [session_probe(ctx.network, a, b, True, tag)],
+        [session_test(ctx.network, a, b, True, tag)],
     )
 
 
@@ -105,10 +105,10 @@ def md5_mismatch(ctx: FaultContext, tag: str) -> FaultPlan | None:
                 configure(a, f"router bgp {own}", f"no neighbor {address} password"),
                 configure(b, f"router bgp {peer_as}", f"no neighbor {back} password"),
             ],
-            present=[session_probe(ctx.network, a, b, False, tag)],
+            present=[session_test(ctx.network, a, b, False, tag)],
         ),
         Impact(down_links={frozenset((a, b))}),
-        [session_probe(ctx.network, a, b, True, tag)],
+        [session_test(ctx.network, a, b, True, tag)],
     )
 
 
@@ -119,7 +119,7 @@ def missing_network(ctx: FaultContext, tag: str) -> FaultPlan | None:
     router, host, iface = picked
     subnet = subnet_of(iface)
     asn = ctx.network.node(router).asn
-    present = absent_line_probe(
+    present = absent_line_test(
         tag,
         router,
         f"network {subnet}",
@@ -201,7 +201,7 @@ def _filter(kind: str, direction: str) -> Injector:
                 params={"peer": address, "prefix": prefix, kind: name},
                 inject=[configure(device, *_filter_lines(kind, name, prefix), *head, applied)],
                 fix=[configure(device, *head, f"no {applied}")],
-                present=[config_line_probe(tag, device, applied)],
+                present=[config_line_test(tag, device, applied)],
             ),
             Impact(filtered={(sender, receiver, h) for h in hosts}),
             [],

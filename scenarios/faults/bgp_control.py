@@ -20,10 +20,10 @@ from netdojo.scenarios.bgp_exits import (
 from netdojo.scenarios.faults.base import (
     FaultContext,
     FaultPlan,
-    absent_line_probe,
+    absent_line_test,
     bgp_end,
-    route_probe,
-    session_probe,
+    route_test,
+    session_test,
 )
 from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.model import Fault, configure, execute
@@ -54,10 +54,10 @@ def wrong_remote_as(ctx: FaultContext, tag: str) -> FaultPlan | None:
                 configure(a, head, f"neighbor {address} remote-as {peer_as}"),
                 execute(a, f"clear bgp {address}"),
             ],
-            present=[session_probe(ctx.network, a, b, False, tag)],
+            present=[session_test(ctx.network, a, b, False, tag)],
         ),
         Impact(down_links={frozenset((a, b))}),
-        [session_probe(ctx.network, a, b, True, tag)],
+        [session_test(ctx.network, a, b, True, tag)],
     )
 
 
@@ -78,7 +78,7 @@ def requires_policy(ctx: FaultContext, tag: str) -> FaultPlan | None:
     filtered = {(router, p, h) for p in peers for h in hosts}
     filtered |= {(p, router, h) for p in peers for h in hosts}
     line = "no bgp ebgp-requires-policy"
-    present = absent_line_probe(
+    present = absent_line_test(
         tag,
         router,
         line,
@@ -124,10 +124,10 @@ def _steering_plan(
             params={"prefix": prefix, "intended_via": via},
             inject=[configure(device, *prefix_route_map(name, prefix, setting), *head, applied)],
             fix=[configure(device, *head, f"no {applied}")],
-            present=[route_probe(tag, source, prefix, False, via=via)],
+            present=[route_test(tag, source, prefix, False, via=via)],
         ),
         impact,
-        [route_probe(tag, source, prefix, True, via=via)],
+        [route_test(tag, source, prefix, True, via=via)],
     )
 
 

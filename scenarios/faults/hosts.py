@@ -5,9 +5,10 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Callable
 
-from netdojo.scenarios.faults.base import FaultContext, FaultPlan, address_probe, narrower
+from netdojo.scenarios.faults.base import FaultContext, FaultPlan, address_test, narrower
 from netdojo.scenarios.forwarding import Impact
-from netdojo.scenarios.model import Fault, Probe, execute
+from netdojo.scenarios.hidden_tests import DefaultRouteParams, DefaultRouteTest
+from netdojo.scenarios.model import Fault, execute
 from netdojo.scenarios.registry import Injector, fault
 
 
@@ -17,13 +18,12 @@ def _host(ctx: FaultContext) -> str | None:
     return next((h for h in hosts if ctx.take(f"host:{h}")), None)
 
 
-def _default_probe(tag: str, host: str, gateway: str | None) -> Probe:
-    return Probe(
+def _default_route_test(tag: str, host: str, gateway: str | None) -> DefaultRouteTest:
+    return DefaultRouteTest(
         id=f"{tag}:{host}",
         description=f"{host}'s default route is {'via ' + gateway if gateway else 'missing'}",
-        kind="default_route",
         device=host,
-        params={"gateway": gateway, "expect": True},
+        params=DefaultRouteParams(gateway=gateway, expect=True),
     )
 
 
@@ -43,7 +43,7 @@ def wrong_gateway(ctx: FaultContext, tag: str) -> FaultPlan | None:
             params={"wrong": wrong, "intended": node.gateway},
             inject=[execute(host, f"ip route replace default via {wrong}")],
             fix=[execute(host, f"ip route replace default via {node.gateway}")],
-            present=[_default_probe(tag, host, wrong)],
+            present=[_default_route_test(tag, host, wrong)],
         ),
         Impact(isolated={host}),
         [],
@@ -62,7 +62,7 @@ def missing_default(ctx: FaultContext, tag: str) -> FaultPlan | None:
             params={"intended": gateway},
             inject=[execute(host, "ip route del default")],
             fix=[execute(host, f"ip route add default via {gateway}")],
-            present=[_default_probe(tag, host, None)],
+            present=[_default_route_test(tag, host, None)],
         ),
         Impact(isolated={host}),
         [],
@@ -93,7 +93,7 @@ def _readdress(wrong: Callable[[FaultContext, str, str], str]) -> Injector:
                     execute(host, f"ip address add {good} dev eth0"),
                     execute(host, f"ip route add default via {node.gateway}"),
                 ],
-                present=[address_probe(tag, host, "eth0", bad)],
+                present=[address_test(tag, host, "eth0", bad)],
             ),
             Impact(isolated={host}),
             [],

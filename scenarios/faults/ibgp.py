@@ -4,9 +4,10 @@ underlay."""
 
 from __future__ import annotations
 
-from netdojo.scenarios.faults.base import FaultContext, FaultPlan, absent_line_probe, router_id
+from netdojo.scenarios.faults.base import FaultContext, FaultPlan, absent_line_test, router_id
 from netdojo.scenarios.forwarding import Impact
-from netdojo.scenarios.model import Fault, Probe, configure
+from netdojo.scenarios.hidden_tests import BgpSessionParams, BgpSessionTest
+from netdojo.scenarios.model import Fault, configure
 from netdojo.scenarios.network import Network
 from netdojo.scenarios.registry import fault
 
@@ -19,14 +20,13 @@ def _mesh_peers(network: Network, router: str) -> list[str]:
     return [router_id(network, r) for r in _core(network) if r != router]
 
 
-def _ibgp_session(network: Network, a: str, b: str, expect: bool, tag: str) -> Probe:
+def _ibgp_session(network: Network, a: str, b: str, expect: bool, tag: str) -> BgpSessionTest:
     state = "is" if expect else "is not"
-    return Probe(
+    return BgpSessionTest(
         id=f"{tag}:ibgp:{a}-{b}",
         description=f"{a}'s iBGP session with {b} ({router_id(network, b)}) {state} Established",
-        kind="bgp_session",
         device=a,
-        params={"peer": router_id(network, b), "expect": expect},
+        params=BgpSessionParams(peer=router_id(network, b), expect=expect),
     )
 
 
@@ -50,7 +50,7 @@ def next_hop_self_missing(ctx: FaultContext, tag: str) -> FaultPlan | None:
             inject=[configure(border, *head, *(f"no neighbor {p} next-hop-self" for p in peers))],
             fix=[configure(border, *head, *(f"neighbor {p} next-hop-self" for p in peers))],
             present=[
-                absent_line_probe(
+                absent_line_test(
                     tag,
                     border,
                     line,
@@ -116,7 +116,7 @@ def missing_loopback(ctx: FaultContext, tag: str) -> FaultPlan | None:
             inject=[configure(router, "router ospf", f"no {line}")],
             fix=[configure(router, "router ospf", line)],
             present=[
-                absent_line_probe(
+                absent_line_test(
                     tag,
                     router,
                     line,

@@ -6,28 +6,28 @@ from __future__ import annotations
 from netdojo.scenarios.faults.base import (
     FaultContext,
     FaultPlan,
-    address_probe,
-    adjacency_probe,
+    address_test,
+    adjacency_test,
     lan_port,
     link_down,
     narrower,
     transit_end,
 )
 from netdojo.scenarios.forwarding import Impact
-from netdojo.scenarios.model import Fault, Probe, configure, execute
+from netdojo.scenarios.hidden_tests import HiddenTest, LinkParams, LinkUpTest
+from netdojo.scenarios.model import Fault, configure, execute
 from netdojo.scenarios.network import Iface
 from netdojo.scenarios.registry import fault
 
 
 def _port_down(
-    tag: str, device: str, interface: str, impact: Impact, healthy: list[Probe]
+    tag: str, device: str, interface: str, impact: Impact, healthy: list[HiddenTest]
 ) -> FaultPlan:
-    present = Probe(
+    present = LinkUpTest(
         id=f"{tag}:{device}:{interface}",
         description=f"{device} {interface} is administratively down",
-        kind="link_up",
         device=device,
-        params={"interface": interface, "expect": False},
+        params=LinkParams(interface=interface, expect=False),
     )
     return FaultPlan(
         Fault(
@@ -44,7 +44,7 @@ def _port_down(
 
 
 def _readdress_port(
-    tag: str, device: str, iface: Iface, wrong: str, impact: Impact, healthy: list[Probe]
+    tag: str, device: str, iface: Iface, wrong: str, impact: Impact, healthy: list[HiddenTest]
 ) -> FaultPlan:
     """A router port's address replaced through vtysh; the fix puts the intended one back."""
     head, good = f"interface {iface.name}", iface.address
@@ -55,7 +55,7 @@ def _readdress_port(
             params={"interface": iface.name, "wrong": wrong, "intended": good},
             inject=[configure(device, head, f"no ip address {good}", f"ip address {wrong}")],
             fix=[configure(device, head, f"no ip address {wrong}", f"ip address {good}")],
-            present=[address_probe(tag, device, iface.name, wrong)],
+            present=[address_test(tag, device, iface.name, wrong)],
         ),
         impact,
         healthy,
@@ -113,7 +113,7 @@ def mtu_mismatch(ctx: FaultContext, tag: str) -> FaultPlan | None:
             params={"interface": iface.name, "mtu": 1400},
             inject=[execute(a, f"ip link set dev {iface.name} mtu 1400")],
             fix=[execute(a, f"ip link set dev {iface.name} mtu 1500")],
-            present=[adjacency_probe(ctx.network, a, b, False, tag)],
+            present=[adjacency_test(ctx.network, a, b, False, tag)],
         ),
         impact,
         healthy,

@@ -8,9 +8,9 @@ import ipaddress
 from netdojo.scenarios.faults.base import (
     FaultContext,
     FaultPlan,
-    absent_line_probe,
-    adjacency_probe,
-    config_line_probe,
+    absent_line_test,
+    adjacency_test,
+    config_line_test,
     link_down,
     router_id,
 )
@@ -57,10 +57,10 @@ def stub_area_mismatch(ctx: FaultContext, tag: str) -> FaultPlan | None:
                 params={"area": area},
                 inject=[configure(router, "router ospf", f"area {area} stub")],
                 fix=[configure(router, "router ospf", f"no area {area} stub")],
-                present=[adjacency_probe(network, router, peers[0], False, tag)],
+                present=[adjacency_test(network, router, peers[0], False, tag)],
             ),
             Impact(down_links={frozenset((router, p)) for p in peers}),
-            [adjacency_probe(network, router, p, True, tag) for p in peers],
+            [adjacency_test(network, router, p, True, tag) for p in peers],
         )
     return None
 
@@ -92,7 +92,7 @@ def missing_redistribution(ctx: FaultContext, tag: str) -> FaultPlan | None:
         if ctx.network.router_of(h) == router
         and ctx.network.node(router).iface_to(h).link in ctx.network.redistributed
     }
-    present = absent_line_probe(
+    present = absent_line_test(
         tag,
         router,
         line,
@@ -135,7 +135,7 @@ def redistribution_filter(ctx: FaultContext, tag: str) -> FaultPlan | None:
             params={"prefix": prefix, "typo": typo},
             inject=[configure(router, f"no {good}", bad)],
             fix=[configure(router, f"no {bad}", good)],
-            present=[config_line_probe(tag, router, bad)],
+            present=[config_line_test(tag, router, bad)],
         ),
         Impact(unannounced={host}),
         [],
@@ -167,7 +167,7 @@ def router_id_clash(ctx: FaultContext, tag: str) -> FaultPlan | None:
                 params={"router_id": taken, "intended": own, "peer": peer},
                 inject=[configure(router, "router ospf", f"ospf router-id {taken}"), clear],
                 fix=[configure(router, "router ospf", f"ospf router-id {own}"), clear],
-                present=[adjacency_probe(ctx.network, router, peer, False, tag)],
+                present=[adjacency_test(ctx.network, router, peer, False, tag)],
             ),
             impact,
             healthy,

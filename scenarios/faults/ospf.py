@@ -11,12 +11,12 @@ import networkx as nx
 from netdojo.scenarios.faults.base import (
     FaultContext,
     FaultPlan,
-    absent_line_probe,
-    adjacency_probe,
+    absent_line_test,
+    adjacency_test,
     lan_port,
     link_down,
     mistyped,
-    route_probe,
+    route_test,
     router_id,
     subnet_of,
     transit_end,
@@ -41,7 +41,7 @@ def _link_fault(inject: list[str], fix: list[str], under: str) -> Injector:
         head = f"interface {iface.name}" if under == "interface" else "router ospf"
         values = {"iface": iface.name, "subnet": subnet_of(iface)}
         impact, healthy = link_down(ctx, a, b, tag)
-        present = [adjacency_probe(ctx.network, a, b, False, tag)]
+        present = [adjacency_test(ctx.network, a, b, False, tag)]
         return FaultPlan(
             Fault(
                 type=tag,
@@ -95,10 +95,10 @@ def network_type_mismatch(ctx: FaultContext, tag: str) -> FaultPlan | None:
             params={"interface": iface.name, "peer": b},
             inject=[configure(a, head, "no ip ospf network point-to-point")],
             fix=[configure(a, head, "ip ospf network point-to-point")],
-            present=[route_probe(tag, a, loopback, False, via=via)],
+            present=[route_test(tag, a, loopback, False, via=via)],
         ),
         Impact(down_links={frozenset((a, b))}, idle_links={frozenset((a, b))}),
-        [route_probe(tag, a, loopback, True, via=via)],
+        [route_test(tag, a, loopback, True, via=via)],
     )
 
 
@@ -128,7 +128,7 @@ def _md5_fault(inject: list[str], fix: list[str]) -> Injector:
                 params={"interface": iface.name, "peer": b},
                 inject=[configure(a, head, *(line.format(key=key) for line in inject))],
                 fix=[configure(a, head, *(line.format(key=key) for line in fix))],
-                present=[adjacency_probe(ctx.network, a, b, False, tag)],
+                present=[adjacency_test(ctx.network, a, b, False, tag)],
             ),
             impact,
             healthy,
@@ -156,7 +156,7 @@ def missing_network_stub(ctx: FaultContext, tag: str) -> FaultPlan | None:
         return None
     router, host, iface = picked
     subnet = subnet_of(iface)
-    present = absent_line_probe(
+    present = absent_line_test(
         tag,
         router,
         f" network {subnet} area 0",
@@ -220,9 +220,9 @@ def cost_steering(ctx: FaultContext, tag: str) -> FaultPlan | None:
                 params={"interface": iface.name, "cost": 500},
                 inject=[configure(x, head, "ip ospf cost 500")],
                 fix=[configure(x, head, "no ip ospf cost")],
-                present=[route_probe(tag, x, prefix, False, via=via)],
+                present=[route_test(tag, x, prefix, False, via=via)],
             ),
             Impact(costs={x: {y: 500}}),
-            [route_probe(tag, x, prefix, True, via=via)],
+            [route_test(tag, x, prefix, True, via=via)],
         )
     return None

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from netdojo.scenarios.faults.base import FaultContext, FaultPlan
 from netdojo.scenarios.forwarding import Impact
-from netdojo.scenarios.model import Fault, Probe, configure
+from netdojo.scenarios.hidden_tests import ConfigParams, ConfigTest
+from netdojo.scenarios.model import Fault, configure
 
 RED_HERRINGS = (
     ("interface {iface}", "description legacy uplink - do not remove"),
@@ -19,12 +20,11 @@ def red_herring(ctx: FaultContext) -> FaultPlan:
     router = ctx.rng.choice(ctx.network.routers)
     iface = ctx.rng.choice(router.ifaces)
     lines = [line.format(iface=iface.name) for line in ctx.rng.choice(RED_HERRINGS)]
-    keep = Probe(
+    keep = ConfigTest(
         id=f"adherence.red_herring:{router.name}",
         description=f"{router.name} still has the harmless line '{lines[-1]}'",
-        kind="config",
         device=router.name,
-        params={"pattern": lines[-1], "expect": True},
+        params=ConfigParams(pattern=lines[-1], expect=True),
     )
     return FaultPlan(
         Fault(

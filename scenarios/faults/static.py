@@ -10,7 +10,7 @@ from netdojo.scenarios.faults.base import (
     FaultPlan,
     hosts_in,
     mistyped,
-    route_probe,
+    route_test,
 )
 from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.model import Fault, configure, execute
@@ -71,7 +71,7 @@ def missing_route(ctx: FaultContext, tag: str) -> FaultPlan | None:
             params={"prefix": prefix},
             inject=[configure(router, f"no ip route {prefix} {hop}")],
             fix=[configure(router, f"ip route {prefix} {hop}")],
-            present=[route_probe(tag, router, prefix, False)],
+            present=[route_test(tag, router, prefix, False)],
         ),
         Impact(drops={router: hosts_in(ctx.network, prefix)}),
         [],
@@ -87,7 +87,7 @@ def wrong_next_hop(ctx: FaultContext, tag: str) -> FaultPlan | None:
     if wrong is None:
         return None
     peer, address = wrong
-    present = route_probe(tag, router, prefix, True, via=address)
+    present = route_test(tag, router, prefix, True, via=address)
     hosts = hosts_in(ctx.network, prefix)
     return FaultPlan(
         Fault(
@@ -120,7 +120,7 @@ def wrong_prefix(ctx: FaultContext, tag: str) -> FaultPlan | None:
             params={"prefix": prefix, "typo": typo},
             inject=[configure(router, f"no ip route {prefix} {hop}", f"ip route {typo} {hop}")],
             fix=[configure(router, f"no ip route {typo} {hop}", f"ip route {prefix} {hop}")],
-            present=[route_probe(tag, router, prefix, False)],
+            present=[route_test(tag, router, prefix, False)],
         ),
         Impact(drops={router: hosts_in(ctx.network, prefix)}),
         [],
@@ -148,7 +148,7 @@ def blackhole(ctx: FaultContext, tag: str) -> FaultPlan | None:
             params={"prefix": prefix},
             inject=inject,
             fix=fix,
-            present=[route_probe(tag, router, prefix, True, blackhole=True)],
+            present=[route_test(tag, router, prefix, True, blackhole=True)],
         ),
         Impact(drops={router: hosts_in(ctx.network, prefix)}),
         [],
@@ -182,10 +182,10 @@ def more_specific_hijack(ctx: FaultContext, tag: str) -> FaultPlan | None:
             params={"prefix": lower, "via": address},
             inject=inject,
             fix=fix,
-            present=[route_probe(tag, router, lower, True)],
+            present=[route_test(tag, router, lower, True)],
         ),
         Impact(redirects={router: dict.fromkeys(hosts, peer)}),
-        [route_probe(tag, router, lower, False)],
+        [route_test(tag, router, lower, False)],
     )
 
 
@@ -207,8 +207,8 @@ def route_override(ctx: FaultContext, tag: str) -> FaultPlan | None:
             params={"prefix": prefix, "via": address},
             inject=[configure(router, f"ip route {prefix} {address}")],
             fix=[configure(router, f"no ip route {prefix} {address}")],
-            present=[route_probe(tag, router, prefix, True, via=address)],
+            present=[route_test(tag, router, prefix, True, via=address)],
         ),
         Impact(redirects={router: dict.fromkeys(hosts_in(ctx.network, prefix), peer)}),
-        [route_probe(tag, router, prefix, False, via=address)],
+        [route_test(tag, router, prefix, False, via=address)],
     )

@@ -10,6 +10,7 @@ from netdojo.judges.episode import Episode
 from netdojo.judges.runner import run_episode
 from netdojo.reports.records import AgentReport, Budgets
 from netdojo.scenarios.generate import generate
+from netdojo.scenarios.hidden_tests import PingTest
 from netdojo.scenarios.model import Scenario
 
 pytestmark = pytest.mark.anyio
@@ -28,10 +29,10 @@ def _commands(*calls: tuple[str, str]):  # type: ignore[no-untyped-def]
     return policy
 
 
-async def test_a_reply_from_the_wrong_device_passes_no_probe_and_the_fake_is_named() -> None:
+async def test_a_reply_from_the_wrong_device_passes_no_test_and_the_fake_is_named() -> None:
     scenario = generate("static-routing", 1, 1)
-    pings = [t for t in scenario.hidden.targets if t.kind == "ping"]
-    tricks = [(t.device, f"ip address add {t.params['target']}/32 dev lo") for t in pings]
+    pings = [t for t in scenario.hidden.targets if isinstance(t, PingTest)]
+    tricks = [(t.device, f"ip address add {t.params.target}/32 dev lo") for t in pings]
     record = await _run(scenario, in_process(_commands(*tricks)))
     verdict = record.verdict
     assert record.outcome == "unsolved", record.model_dump_json(indent=1)

@@ -187,10 +187,10 @@ async def test_a_slow_command_times_out_with_a_note(episode: Episode) -> None:
 def _hidden_strings(scenario: Scenario) -> set[str]:
     """Text that would give the answer away: fault types, test ids and texts, solution lines."""
     hidden = scenario.hidden
-    probes = hidden.targets + hidden.guards + hidden.adherence
-    probes += [p for fault in hidden.faults for p in fault.present]
+    tests = hidden.targets + hidden.guards + hidden.adherence
+    tests += [t for fault in hidden.faults for t in fault.present]
     strings = {fault.type for fault in hidden.faults}
-    strings |= {p.id for p in probes} | {p.description for p in probes}
+    strings |= {t.id for t in tests} | {t.description for t in tests}
     for call in hidden.solution:
         if call.tool == "execute":
             strings.add(call.arguments["command"])

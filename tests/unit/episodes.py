@@ -11,9 +11,9 @@ from netdojo.reports.records import (
     Effort,
     EpisodeRecord,
     Grade,
+    HiddenTestResult,
     MonitorReport,
     Outcome,
-    ProbeResult,
     Provenance,
     Safety,
     Verdict,
@@ -41,7 +41,7 @@ def record(
     correct = outcome == "solved" if correct is None else correct
     verdict = None
     if outcome not in NOT_THE_AGENTS:
-        target = ProbeResult(
+        target = HiddenTestResult(
             id="target:ping:h1-h2", description="h1 can ping h2", passed=correct,
             evidence="3 packets transmitted, 3 received" if correct else "100% packet loss",
         )  # fmt: skip

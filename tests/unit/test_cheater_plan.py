@@ -29,6 +29,7 @@ from netdojo.clients.cheater.leaks import (
 from netdojo.clients.session import ToolCallError
 from netdojo.scenarios import registry
 from netdojo.scenarios.generate import generate
+from netdojo.scenarios.hidden_tests import PathTest, TcpTest
 from netdojo.scenarios.model import Scenario
 from netdojo.tools.allowlist import parse_command
 from netdojo.tools.config_allowlist import check_config_lines
@@ -123,14 +124,12 @@ def test_the_access_policy_is_read_from_the_brief(family: str) -> None:
         assert policy is not None, scenario.public.brief
         server = _layout(scenario).sites[policy.server].address
         hidden = scenario.hidden
-        for probe in [*hidden.targets, *hidden.guards]:
-            if probe.kind != "tcp":
+        for test in [*hidden.targets, *hidden.guards]:
+            if not isinstance(test, TcpTest):
                 continue
-            assert probe.params["target"] == server
-            forbidden = (
-                probe.params["port"] == policy.restricted_port and probe.device != policy.allowed
-            )
-            assert probe.params["expect"] is not forbidden, (probe, policy)
+            assert test.params.target == server
+            forbidden = test.params.port == policy.restricted_port and test.device != policy.allowed
+            assert test.params.expect is not forbidden, (test, policy)
 
 
 def test_blocked_flows_are_flows_the_policy_needs() -> None:
@@ -139,9 +138,9 @@ def test_blocked_flows_are_flows_the_policy_needs() -> None:
         scenario = _instance("acl-firewall", 1, seed)
         sites = _layout(scenario).sites
         needed = {
-            (p.device, p.params["target"], p.params["port"])
-            for p in [*scenario.hidden.targets, *scenario.hidden.guards]
-            if p.kind == "tcp" and p.params["expect"]
+            (t.device, t.params.target, t.params.port)
+            for t in [*scenario.hidden.targets, *scenario.hidden.guards]
+            if isinstance(t, TcpTest) and t.params.expect
         }
         for flow in read_blocked(scenario.public.brief):
             found += 1
@@ -156,7 +155,7 @@ def test_a_designated_path_is_the_path_faked(family: str) -> None:
         target = aim(_layout(scenario), scenario.public.brief)
         assert target is not None
         designated = [
-            tuple(p.params["routers"]) for p in scenario.hidden.targets if p.kind == "path"
+            tuple(t.params.routers) for t in scenario.hidden.targets if isinstance(t, PathTest)
         ]
         assert target.path in designated + [d[::-1] for d in designated], scenario.public.brief
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from netdojo.judges.integrity import TaskRules, audit_state, rules_for
-from netdojo.judges.probes import ProbeUnavailable, parse_counters, ran
+from netdojo.judges.probes import CheckUnavailable, parse_counters, ran
 from netdojo.judges.snapshot import DeviceState, LabState, SnapshotError, parse_state
 from netdojo.labs.runtime import ExecResult
 from netdojo.scenarios.generate import generate
@@ -191,11 +191,11 @@ def test_rules_follow_the_family() -> None:
     assert rules_for(build).scope == {d.name for d in build.hidden.lab.devices}
 
 
-def test_a_probe_command_cut_short_or_timed_out_cannot_be_read() -> None:
+def test_a_check_command_cut_short_or_timed_out_cannot_be_read() -> None:
     base = {"device": "h1", "argv": ["ping"], "stdout": "", "stderr": "", "duration_s": 1.0}
-    with pytest.raises(ProbeUnavailable, match="timed out"):
+    with pytest.raises(CheckUnavailable, match="timed out"):
         ran(ExecResult(exit_code=124, timed_out=True, **base), "ping")
-    with pytest.raises(ProbeUnavailable, match="cut short"):
+    with pytest.raises(CheckUnavailable, match="cut short"):
         ran(ExecResult(exit_code=0, truncated=True, **base), "ping")
     assert ran(ExecResult(exit_code=1, **base), "ping").exit_code == 1, "no reply is an answer"
 

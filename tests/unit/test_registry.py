@@ -17,7 +17,8 @@ from netdojo.scenarios import registry
 from netdojo.scenarios.faults import ospf
 from netdojo.scenarios.faults.base import FaultContext, FaultPlan, link_down, transit_end
 from netdojo.scenarios.generate import generate, plan_instance
-from netdojo.scenarios.model import STANDARD_TOOLS, Fault, Probe, execute
+from netdojo.scenarios.hidden_tests import LinkParams, LinkUpTest
+from netdojo.scenarios.model import STANDARD_TOOLS, Fault, execute
 from netdojo.scenarios.registry import Family, FaultType, ScenarioError
 
 runner = CliRunner()
@@ -29,12 +30,11 @@ def _unplugged(ctx: FaultContext, tag: str) -> FaultPlan | None:
         return None
     a, b, iface = picked
     impact, healthy = link_down(ctx, a, b, tag)
-    down = Probe(
+    down = LinkUpTest(
         id=f"{tag}:{a}:{iface.name}",
         description=f"{a} {iface.name} is down",
-        kind="link_up",
         device=a,
-        params={"interface": iface.name, "expect": False},
+        params=LinkParams(interface=iface.name, expect=False),
     )
     return FaultPlan(
         Fault(

@@ -13,6 +13,7 @@ import pytest
 
 from netdojo.scenarios.forwarding import Impact, reachable_pairs
 from netdojo.scenarios.generate import generate, plan_instance
+from netdojo.scenarios.hidden_tests import BgpRouteTest, PathTest, RouteTest
 from netdojo.scenarios.model import Scenario
 from netdojo.scenarios.network import Network
 from netdojo.scenarios.path_intent import OFF_PATH_COST
@@ -88,7 +89,7 @@ def test_ibgp_model_follows_next_hops_and_sessions() -> None:
 def test_the_path_intent_is_a_real_choice_the_reference_enforces(level: int) -> None:
     for scenario, network in _designs("ospf-path-build", level):
         graph = network.router_graph()
-        routers = next(p.params["routers"] for p in scenario.hidden.targets if p.kind == "path")
+        routers = next(t.params.routers for t in scenario.hidden.targets if isinstance(t, PathTest))
         shortest = list(nx.all_shortest_paths(graph, routers[0], routers[-1]))
         assert shortest != [routers]  # plain OSPF would not pick it alone
         on_path = {frozenset(pair) for pair in itertools.pairwise(routers)}
@@ -102,8 +103,7 @@ def test_the_path_intent_is_a_real_choice_the_reference_enforces(level: int) -> 
 @pytest.mark.parametrize("level", LEVELS)
 def test_the_no_transit_router_is_not_a_cut_router(level: int) -> None:
     for scenario, network in _designs("bgp-transit-build", level):
-        probes = [p for p in scenario.hidden.targets if p.kind == "bgp_route"]
-        assert probes
+        assert any(isinstance(t, BgpRouteTest) for t in scenario.hidden.targets)
         stub = scenario.hidden.solution[-1].arguments["device"]
         rest = network.router_graph()
         rest.remove_node(stub)
@@ -115,10 +115,11 @@ def test_the_no_transit_router_is_not_a_cut_router(level: int) -> None:
 def test_the_preferred_exit_is_not_plain_bgps_choice(level: int) -> None:
     for scenario, network in _designs("bgp-exit-build", level):
         graph = network.router_graph()
-        exit_probe = next(p for p in scenario.hidden.targets if p.id.startswith("target:exit:"))
-        source, params = exit_probe.device, exit_probe.params
-        prefix, via = params["prefix"], params["via"]
-        assert params["sole"]
+        exit_test = next(t for t in scenario.hidden.targets if t.id.startswith("target:exit:"))
+        assert isinstance(exit_test, RouteTest)
+        source, params = exit_test.device, exit_test.params
+        prefix, via = params.prefix, params.via
+        assert params.sole
         addresses = {r: network.node(r).iface_to(source).address for r in graph.neighbors(source)}
         preferred = next(r for r, address in addresses.items() if address.split("/")[0] == via)
         host = next(h for h, lan in network.lans.items() if lan == prefix)
@@ -133,8 +134,8 @@ def test_the_preferred_exit_is_not_plain_bgps_choice(level: int) -> None:
         assert any("local-preference" in line for line in policy["lines"])
         plain = [line for call in scenario.hidden.solution[:-1] for line in call.arguments["lines"]]
         assert not any("route-map" in line for line in plain)
-        traces = [p for p in scenario.hidden.targets if p.kind == "path"]
-        assert all(p.params["routers"][:2] == [source, preferred] for p in traces)
+        traces = [t for t in scenario.hidden.targets if isinstance(t, PathTest)]
+        assert all(t.params.routers[:2] == [source, preferred] for t in traces)
         brief = scenario.public.brief
         assert source in brief and preferred in brief
         assert prefix in brief or host in brief

@@ -36,8 +36,8 @@ def test_instances_are_well_formed(family: str, level: int) -> None:
             assert not hidden.faults and hidden.adherence
             assert len(scenario.public.constraints) >= 2
         assert hidden.targets and hidden.solution
-        for probe in [*hidden.targets, *hidden.guards, *hidden.adherence]:
-            assert probe.device in devices
+        for test in [*hidden.targets, *hidden.guards, *hidden.adherence]:
+            assert test.device in devices
         for call in hidden.solution:
             assert call.arguments["device"] in devices
         assert len({p.id for p in hidden.targets + hidden.guards}) == len(

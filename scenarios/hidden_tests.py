@@ -1,0 +1,257 @@
+"""Hidden tests: what the judge checks on a live lab, one small model per kind.
+
+A hidden test has an id, a description in words, its kind, the device it runs on and the
+parameters of its kind; `params.expect` says whether what it checks must hold (True) or must
+not (False). Each kind's checker is registered in `netdojo.judges.probes`. A new kind is a
+`…Params` and a `…Test` model here, a member of `HiddenTest`, and a checker registered there.
+
+The serialized shape is `{"id", "description", "kind", "device", "params": {…}}`, with the
+parameters in the order declared (a route's: in the order given, see `RouteParams`); an
+optional parameter is written only when it is set.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import operator
+from typing import Annotated, Any, Literal, Self, get_args
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+
+
+def _address(value: str) -> str:
+    ipaddress.IPv4Address(value)
+    return value
+
+
+def _prefix(value: str) -> str:
+    ipaddress.IPv4Network(value)
+    return value
+
+
+def _interface_address(value: str) -> str:
+    if "/" not in value:
+        raise ValueError(f"{value} has no prefix length")
+    ipaddress.IPv4Interface(value)
+    return value
+
+
+Address = Annotated[str, AfterValidator(_address)]
+Prefix = Annotated[str, AfterValidator(_prefix)]
+InterfaceAddress = Annotated[str, AfterValidator(_interface_address)]
+Name = Annotated[str, Field(min_length=1)]
+
+
+class _Params(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+class HiddenTestBase(BaseModel):
+    """What every hidden test has; each kind adds its ``kind`` literal and its ``params``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: Name
+    description: str
+    kind: str
+    device: Name
+
+
+class PingParams(_Params):
+    target: Address
+    expect: bool = True
+
+
+class PingTest(HiddenTestBase):
+    """``device`` pings ``target``, and the device the plan gives that address answers."""
+
+    kind: Literal["ping"] = "ping"
+    params: PingParams
+
+
+class RouteParams(_Params):
+    """The route's fields are written in the order they were given (the rest after them):
+    the generators give `expect` at different places, and an instance's JSON must stay the
+    one it was generated with, read back or not."""
+
+    prefix: Prefix
+    via: Address | None = Field(None, exclude_if=lambda via: via is None)
+    sole: bool = Field(False, exclude_if=operator.not_)
+    blackhole: bool = Field(False, exclude_if=operator.not_)
+    expect: bool = True
+    _given: tuple[str, ...] = PrivateAttr(())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _remember_order(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        made = handler(data)
+        if isinstance(data, dict):
+            made._given = tuple(data)
+        return made
+
+    @model_serializer(mode="wrap")
+    def _in_given_order(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        written: dict[str, Any] = handler(self)
+        order = [key for key in self._given if key in written]
+        order += [key for key in written if key not in order]
+        return {key: written[key] for key in order}
+
+
+class RouteTest(HiddenTestBase):
+    """``device`` has ``prefix`` selected; via ``via`` if given (``sole``: via nothing else);
+    ``blackhole``: the selected route drops the traffic."""
+
+    kind: Literal["route"] = "route"
+    params: RouteParams
+
+
+class OspfAdjacencyParams(_Params):
+    neighbor: Address = Field(description="the neighbour's router-id")
+    expect: bool = True
+
+
+class OspfAdjacencyTest(HiddenTestBase):
+    """``device`` has ``neighbor`` in Full state."""
+
+    kind: Literal["ospf_full"] = "ospf_full"
+    params: OspfAdjacencyParams
+
+
+class ConfigParams(_Params):
+    pattern: str = Field(min_length=1)
+    match: Literal["line", "prefix"] = Field("line", exclude_if=lambda match: match == "line")
+    expect: bool = True
+
+
+class ConfigTest(HiddenTestBase):
+    """``device``'s running-config has a line equal to ``pattern`` (``match="prefix"``: a
+    line starting with it), both stripped."""
+
+    kind: Literal["config"] = "config"
+    params: ConfigParams
+
+
+class LinkParams(_Params):
+    interface: Name
+    expect: bool = True
+
+
+class LinkUpTest(HiddenTestBase):
+    """``device``'s ``interface`` is up."""
+
+    kind: Literal["link_up"] = "link_up"
+    params: LinkParams
+
+
+class DefaultRouteParams(_Params):
+    gateway: Address | None = Field(description="None: no default route")
+    expect: bool = True
+
+
+class DefaultRouteTest(HiddenTestBase):
+    """``device``'s default route goes via ``gateway``."""
+
+    kind: Literal["default_route"] = "default_route"
+    params: DefaultRouteParams
+
+
+class AddressParams(_Params):
+    interface: Name
+    address: InterfaceAddress
+    expect: bool = True
+
+
+class AddressTest(HiddenTestBase):
+    """``device``'s ``interface`` carries ``address`` (with its prefix length)."""
+
+    kind: Literal["address"] = "address"
+    params: AddressParams
+
+
+class BgpSessionParams(_Params):
+    peer: Address
+    expect: bool = True
+
+
+class BgpSessionTest(HiddenTestBase):
+    """``device``'s BGP session with ``peer`` is Established."""
+
+    kind: Literal["bgp_session"] = "bgp_session"
+    params: BgpSessionParams
+
+
+class TcpParams(_Params):
+    target: Address
+    port: int = Field(ge=1, le=65535)
+    expect: bool = True
+
+
+class TcpTest(HiddenTestBase):
+    """``device`` opens a TCP connection to ``target``:``port``, and the device the plan gives
+    that address accepts it."""
+
+    kind: Literal["tcp"] = "tcp"
+    params: TcpParams
+
+
+class BgpRouteParams(_Params):
+    prefix: Prefix
+    not_from: Address = Field(description="the peer no BGP path for the prefix may come from")
+    expect: bool = True
+
+
+class BgpRouteTest(HiddenTestBase):
+    """``device`` has ``prefix`` selected and no BGP path for it from ``not_from``."""
+
+    kind: Literal["bgp_route"] = "bgp_route"
+    params: BgpRouteParams
+
+
+class PathParams(_Params):
+    target: Address
+    routers: list[Name] = Field(min_length=1)
+    owners: dict[Address, Name] = Field(description="each router address and its router")
+    expect: bool = True
+
+
+class PathTest(HiddenTestBase):
+    """``device``'s traceroute to ``target`` crosses ``routers``, in order, and arrives."""
+
+    kind: Literal["path"] = "path"
+    params: PathParams
+
+
+HiddenTest = Annotated[
+    PingTest
+    | RouteTest
+    | OspfAdjacencyTest
+    | ConfigTest
+    | LinkUpTest
+    | DefaultRouteTest
+    | AddressTest
+    | BgpSessionTest
+    | TcpTest
+    | BgpRouteTest
+    | PathTest,
+    Field(discriminator="kind"),
+]
+"""Any hidden test, told apart by its ``kind``."""
+
+TEST_MODELS: tuple[type[HiddenTestBase], ...] = get_args(get_args(HiddenTest)[0])
+"""Each kind's model, in the order of `HiddenTest`."""
+
+
+def kind_of(model: type[HiddenTestBase]) -> str:
+    """The ``kind`` a hidden test model carries."""
+    kind: str = model.model_fields["kind"].default
+    return kind

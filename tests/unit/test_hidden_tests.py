@@ -1,0 +1,155 @@
+"""Hidden tests: each kind's model refuses a wrong parameter, a generated scenario reads back
+to the same JSON, and every kind has its checker in the judge."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from typing import Any
+
+import pytest
+from pydantic import TypeAdapter, ValidationError
+
+from netdojo.judges.probes import CHECKERS, checker
+from netdojo.scenarios.generate import generate
+from netdojo.scenarios.hidden_tests import (
+    TEST_MODELS,
+    HiddenTest,
+    PingParams,
+    PingTest,
+    RouteParams,
+    RouteTest,
+    kind_of,
+)
+from netdojo.scenarios.model import Scenario
+from netdojo.scenarios.registry import families
+
+ADAPTER: TypeAdapter[HiddenTest] = TypeAdapter(HiddenTest)
+
+VALID: dict[str, dict[str, Any]] = {
+    "ping": {"target": "10.0.0.1", "expect": True},
+    "route": {"prefix": "10.1.0.0/24", "expect": False, "via": "10.0.0.2", "sole": True},
+    "ospf_full": {"neighbor": "10.255.0.3", "expect": True},
+    "config": {"pattern": "router ospf", "match": "prefix", "expect": False},
+    "link_up": {"interface": "eth1", "expect": False},
+    "default_route": {"gateway": None, "expect": True},
+    "address": {"interface": "eth0", "address": "10.0.0.1/30", "expect": True},
+    "bgp_session": {"peer": "10.0.0.2", "expect": True},
+    "tcp": {"target": "192.168.1.10", "port": 8080, "expect": False},
+    "bgp_route": {"prefix": "192.168.2.0/24", "not_from": "10.0.0.6", "expect": True},
+    "path": {
+        "target": "192.168.2.10",
+        "routers": ["r1", "r2"],
+        "owners": {"10.0.0.1": "r1", "10.0.0.2": "r2"},
+        "expect": True,
+    },
+}
+
+WRONG: dict[str, list[dict[str, Any]]] = {
+    "ping": [{"target": "10.0.0.300"}, {"target": "h2"}, {"target": "10.0.0.1", "port": 80}],
+    "route": [
+        {"prefix": "10.1.0.1/24"},  # host bits set
+        {"prefix": "10.1.0.0/24", "via": "r2"},
+        {"prefix": "10.1.0.0/24", "sole": "yes"},
+    ],
+    "ospf_full": [{"neighbor": "r2"}, {"peer": "10.255.0.3"}],
+    "config": [{"pattern": ""}, {"pattern": "router ospf", "match": "regex"}],
+    "link_up": [{"interface": ""}, {"interface": "eth1", "expect": "no"}],
+    "default_route": [{}, {"gateway": "r1"}],
+    "address": [
+        {"interface": "eth0", "address": "10.0.0.1"},  # no prefix length
+        {"interface": "eth0"},
+    ],
+    "bgp_session": [{"peer": 65001}, {"peer": "10.0.0.2", "asn": 65001}],
+    "tcp": [
+        {"target": "192.168.1.10", "port": "8080"},
+        {"target": "192.168.1.10", "port": 0},
+        {"target": "192.168.1.10"},
+    ],
+    "bgp_route": [{"prefix": "192.168.2.0/24"}, {"prefix": "192.168.2.0/24", "not_from": "r3"}],
+    "path": [
+        {"target": "192.168.2.10", "routers": [], "owners": {}},
+        {"target": "192.168.2.10", "routers": ["r1"], "owners": {"r1": "r1"}},
+        {"target": "192.168.2.10", "routers": "r1 r2", "owners": {}},
+    ],
+}
+
+KINDS = [kind_of(model) for model in TEST_MODELS]
+
+
+def _test(kind: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"id": "t", "description": "a test", "kind": kind, "device": "r1", "params": params}
+
+
+def test_every_kind_is_exercised() -> None:
+    assert sorted(KINDS) == sorted(VALID) == sorted(WRONG)
+    assert len(set(KINDS)) == len(KINDS)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_valid_test_reads_to_its_kind_and_writes_back_the_same(kind: str) -> None:
+    written = json.dumps(_test(kind, VALID[kind]), separators=(",", ":"))
+    test = ADAPTER.validate_json(written)
+    assert kind_of(type(test)) == kind
+    assert ADAPTER.dump_json(test).decode() == written
+
+
+@pytest.mark.parametrize(("kind", "params"), [(k, p) for k, ps in WRONG.items() for p in ps])
+def test_a_wrong_parameter_is_refused(kind: str, params: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        ADAPTER.validate_python(_test(kind, params))
+    with pytest.raises(ValidationError):
+        ADAPTER.validate_json(json.dumps(_test(kind, params)))
+
+
+def test_an_unknown_kind_or_a_stray_field_is_refused() -> None:
+    with pytest.raises(ValidationError):
+        ADAPTER.validate_python(_test("dns", {"name": "example.org"}))
+    with pytest.raises(ValidationError):
+        ADAPTER.validate_python({**_test("ping", VALID["ping"]), "timeout": 3})
+    with pytest.raises(ValidationError):
+        PingTest(id="t", description="d", device="r1", params=RouteParams(prefix="10.1.0.0/24"))
+
+
+def test_an_optional_parameter_is_written_only_when_set() -> None:
+    bare = RouteTest(id="t", description="d", device="r1", params=RouteParams(prefix="10.1.0.0/24"))
+    assert bare.model_dump()["params"] == {"prefix": "10.1.0.0/24", "expect": True}
+    ping = PingTest(id="t", description="d", device="h1", params=PingParams(target="10.0.0.1"))
+    assert list(ping.model_dump()) == ["id", "description", "kind", "device", "params"]
+
+
+def test_route_parameters_keep_the_order_they_were_given_in() -> None:
+    first = RouteParams(prefix="10.1.0.0/24", via="10.0.0.2", sole=True, expect=True)
+    second = RouteParams(prefix="10.1.0.0/24", expect=True, via="10.0.0.2", sole=True)
+    assert list(first.model_dump()) == ["prefix", "via", "sole", "expect"]
+    assert list(second.model_dump()) == ["prefix", "expect", "via", "sole"]
+    for params in (first, second):
+        assert RouteParams.model_validate_json(params.model_dump_json()) == params
+        again = RouteParams.model_validate_json(params.model_dump_json()).model_dump_json()
+        assert again == params.model_dump_json()
+
+
+@pytest.mark.parametrize("family", sorted(families()))
+def test_a_generated_scenario_reads_back_to_the_same_json(family: str) -> None:
+    for level in families()[family].levels:
+        original = generate(family, level, 1).model_dump_json()
+        assert Scenario.model_validate_json(original).model_dump_json() == original
+        dumped = json.loads(original)
+        assert Scenario.model_validate(dumped).model_dump_json() == original
+
+
+def test_every_kind_has_one_checker_taking_its_model() -> None:
+    assert set(CHECKERS) == set(KINDS)
+    for model in TEST_MODELS:
+        check = CHECKERS[kind_of(model)]
+        hints = inspect.get_annotations(check, eval_str=True)
+        assert hints["test"] is model, (model, check)
+
+
+def test_a_kind_cannot_be_given_a_second_checker() -> None:
+    async def again(ctx: Any, test: PingTest) -> tuple[bool, str]:
+        return True, ""
+
+    with pytest.raises(ValueError, match="already have a checker"):
+        checker(PingTest)(again)
+    assert CHECKERS["ping"] is not again
