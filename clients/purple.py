@@ -1,7 +1,7 @@
 """A purple agent over A2A: takes an episode from the green agent and runs a policy on it.
 
-The green agent's message carries the brief as text and, in a data part under
-``netdojo_episode``, the episode: its MCP endpoint and bearer token (``mode: "mcp"``), or the
+The green agent's message carries the brief as text and, in a data part, the `Handoff` of
+`netdojo.tools.contract`: the episode's MCP endpoint and bearer token (``mode: "mcp"``), or the
 tool list for an agent that works by messages (``mode: "text"``), which its session lists. In
 MCP mode the policy works on the endpoint, calls `submit`, and the reply carries its summary and
 token usage. In text mode each reply is one action, ``{"tool": …, "arguments": …}``, with the
@@ -19,7 +19,7 @@ import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 from a2a.helpers import get_data_parts, get_message_text, new_data_part, new_message, new_text_part
@@ -28,33 +28,31 @@ from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
 from a2a.server.routes import DefaultServerCallContextBuilder
 from a2a.types import Message, Role
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 
-from netdojo.clients.agents import Policy, ScenarioRef, Task
-from netdojo.clients.session import ToolCallError, ToolSpec, connect
+from netdojo.clients.agents import Policy
+from netdojo.clients.session import ToolCallError, connect
+from netdojo.tools.contract import (
+    HANDOFF_KEY,
+    RESULT_KEY,
+    EpisodeView,
+    Handoff,
+    ListedTool,
+    Reply,
+    ReplyUsage,
+)
 
-HANDOFF_KEY = "netdojo_episode"
-RESULT_KEY = "netdojo_result"
 CALLER_KEY = "netdojo_caller"
 CALLER_POLL_S = 0.5
 TEXT_IDLE_S = 300.0  # a text-mode policy waits this long for the next tool result, no longer
-
-
-class Handoff(BaseModel):
-    episode_id: str
-    mode: Literal["mcp", "text"] = "mcp"
-    mcp_url: str | None = None
-    token: str | None = None
-    scenario: ScenarioRef | None = None
-    tools: list[ToolSpec] = Field(default_factory=list)
 
 
 class TextSession:
     """A tool session whose calls travel as A2A messages: each call is a reply, each result
     the green agent's next message; its tools are the ones the handoff lists."""
 
-    def __init__(self, tools: list[ToolSpec]) -> None:
+    def __init__(self, tools: list[ListedTool]) -> None:
         self.tools = tools
         self.actions: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.results: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
@@ -68,7 +66,7 @@ class TextSession:
             raise ToolCallError(str(answer["error"]))
         return dict(answer.get("result") or {})
 
-    async def list_tools(self) -> list[ToolSpec]:
+    async def list_tools(self) -> list[ListedTool]:
         return list(self.tools)
 
 
@@ -88,9 +86,9 @@ def _data(message: Message, key: str) -> Any:
     return None
 
 
-def _reply(context: RequestContext, text: str, data: dict[str, Any]) -> Message:
+def _reply(context: RequestContext, text: str, data: Reply) -> Message:
     return new_message(
-        [new_text_part(text), new_data_part(data)],
+        [new_text_part(text), new_data_part(data.data())],
         context_id=context.context_id,
         role=Role.ROLE_AGENT,
     )
@@ -146,7 +144,7 @@ class PurpleExecutor(AgentExecutor):
         if not replies:
             self._drop(context)
             text = "stopped: the caller went away"
-            replies.append(_reply(context, text, {"error": text}))
+            replies.append(_reply(context, text, Reply(error=text)))
         await event_queue.enqueue_event(replies[0])
 
     async def _answer(self, context: RequestContext) -> Message:
@@ -159,31 +157,26 @@ class PurpleExecutor(AgentExecutor):
                 handoff = Handoff.model_validate(_data(message, HANDOFF_KEY))
             except ValidationError as exc:
                 text = f"expected a netdojo episode under {HANDOFF_KEY!r}: {exc.errors()[:3]}"
-                reply = _reply(context, text, {"error": text})
+                reply = _reply(context, text, Reply(error=text))
             else:
-                task = Task(
-                    brief=get_message_text(message),
-                    mcp_url=handoff.mcp_url,
-                    token=handoff.token,
-                    scenario=handoff.scenario,
-                )
+                task = EpisodeView.handed(get_message_text(message), handoff)
                 if handoff.mode == "mcp":
                     reply = await self._work_on_endpoint(context, task)
                 else:
                     reply = await self._start_text(context, task, handoff.tools)
         return reply
 
-    async def _work_on_endpoint(self, context: RequestContext, task: Task) -> Message:
+    async def _work_on_endpoint(self, context: RequestContext, task: EpisodeView) -> Message:
         if not task.mcp_url or not task.token:
             raise ValueError("an MCP episode needs mcp_url and token")
         policy = self.make_policy()
         async with connect(task.mcp_url, task.token) as session:
             summary = await policy(session, task)
             await session.call("submit", {"summary": summary})
-        return _reply(context, summary, {"usage": _usage(policy, session.calls)})
+        return _reply(context, summary, Reply(usage=_usage(policy, session.calls)))
 
     async def _start_text(
-        self, context: RequestContext, task: Task, tools: list[ToolSpec]
+        self, context: RequestContext, task: EpisodeView, tools: list[ListedTool]
     ) -> Message:
         session = TextSession(tools)
         policy = self.make_policy()
@@ -215,7 +208,7 @@ class PurpleExecutor(AgentExecutor):
             summary = running.result()  # a crashed policy raises here: the green sees a failure
             chosen = {"tool": "submit", "arguments": {"summary": summary}}
         usage = _usage(episode.policy, session.calls)
-        return _reply(context, json.dumps(chosen), {"action": chosen, "usage": usage})
+        return _reply(context, json.dumps(chosen), Reply(action=chosen, usage=usage))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         self._drop(context)
@@ -233,7 +226,8 @@ class PurpleExecutor(AgentExecutor):
             episode.running.cancel()
 
 
-def _usage(policy: Any, calls: int) -> dict[str, Any]:
+def _usage(policy: Any, calls: int) -> ReplyUsage:
+    """The tool calls made and, from a policy that counts them (``usage``), turns and tokens."""
     usage = getattr(policy, "usage", None)
     reported = usage.model_dump() if isinstance(usage, BaseModel) else {}
-    return {"tool_calls": calls, **reported}
+    return ReplyUsage.model_validate({**reported, "tool_calls": calls})

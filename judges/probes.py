@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 
-from netdojo.labs.errors import NetdojoError
+from netdojo.errors import NetdojoError
 from netdojo.labs.runtime import ExecResult, LiveLab
 from netdojo.reports.records import ProbeResult
 from netdojo.scenarios.model import Probe, PublicHalf

@@ -28,7 +28,6 @@ Outcome = Literal[
     "judge_error",
     "environment_invalid",
 ]
-AgentStatus = Literal["done", "error", "timeout"]
 NOT_THE_AGENTS = ("infra_error", "judge_error", "environment_invalid")
 """Outcomes that are not the agent's doing: retried once, then left out of every rate."""
 
@@ -131,16 +130,6 @@ class Verdict(BaseModel):
 class Budgets(BaseModel):
     max_tool_calls: int = Field(default=60, ge=1)
     time_budget_s: float = Field(default=600.0, gt=0)
-
-
-class AgentReport(BaseModel):
-    """What the agent side says of its turn."""
-
-    status: AgentStatus = "done"
-    detail: str = ""
-    turns: int | None = None
-    tokens_in: int | None = None
-    tokens_out: int | None = None
 
 
 class Timings(BaseModel):
