@@ -16,8 +16,16 @@ from collections.abc import Awaitable, Callable
 from netdojo.clients.cheater import cheater
 from netdojo.clients.session import ToolCallError, ToolSession
 from netdojo.tools.contract import EpisodeView
+from netdojo.tools.trajectory import ModelRecord
 
 Policy = Callable[[ToolSession, EpisodeView], Awaitable[str]]
+
+
+def model_record(policy: object) -> ModelRecord | None:
+    """What the model of a policy driven by one did (its ``record``, kept also when its run
+    raised); None for a policy without a model."""
+    record = getattr(policy, "record", None)
+    return record if isinstance(record, ModelRecord) else None
 
 
 async def noop(session: ToolSession, task: EpisodeView) -> str:

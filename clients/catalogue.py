@@ -1,4 +1,5 @@
-"""The built-in purple agents by name: what each does, and a fresh policy per episode."""
+"""The built-in purple agents by name: what each does, what each needs from outside, and a
+fresh policy per episode."""
 
 from __future__ import annotations
 
@@ -19,9 +20,32 @@ PURPLE_AGENTS = {
 }
 
 
+def known(name: str) -> str:
+    """``name`` if it names a built-in agent; a `NetdojoError` listing them otherwise."""
+    if name not in PURPLE_AGENTS:
+        raise NetdojoError(
+            f"unknown agent {name!r}; built-in agents are: {', '.join(PURPLE_AGENTS)}"
+        )
+    return name
+
+
+async def check_ready(name: str) -> str | None:
+    """Check once, before any lab is deployed for it, what the built-in agent ``name`` needs
+    from outside: for `llm`, its settings and its model endpoint (`preflight`). A line saying
+    what answered, or None for an agent that needs nothing; a one-line `NetdojoError` when it
+    is not ready."""
+    if known(name) != "llm":
+        return None
+    from netdojo.clients.llm_endpoint import LLMConfig, preflight
+
+    check = await preflight(LLMConfig.from_env())
+    listed = "it lists no models" if check.listed is None else f"{len(check.listed)} listed"
+    return f"{check.url}: {check.model} answers ({listed}, {check.seconds:.1f} s)"
+
+
 def policy_factory(name: str) -> Callable[[], Policy]:
     """A fresh policy per episode for a built-in purple agent."""
-    if name in POLICIES:
+    if known(name) in POLICIES:
         policy = POLICIES[name]
         return lambda: policy
     if name == "heuristic":
@@ -31,9 +55,7 @@ def policy_factory(name: str) -> Callable[[], Policy]:
             return await troubleshoot(session, task.brief)
 
         return lambda: heuristic
-    if name == "llm":
-        from netdojo.clients.llm import LLMAgent, LLMConfig
+    from netdojo.clients.llm import LLMAgent, LLMConfig  # the one left: llm
 
-        config = LLMConfig.from_env()
-        return lambda: LLMAgent(config)
-    raise NetdojoError(f"unknown agent {name!r}; built-in agents are: {', '.join(PURPLE_AGENTS)}")
+    config = LLMConfig.from_env()
+    return lambda: LLMAgent(config)

@@ -19,19 +19,12 @@ import time
 from typing import Any
 
 from netdojo.clients.llm_endpoint import Endpoint, LLMConfig, LLMError, endpoint
-from netdojo.clients.llm_record import (
-    ModelRecord,
-    ModelTurn,
-    RawCall,
-    RejectedCall,
-    Rejection,
-    Usage,
-)
 from netdojo.clients.session import Session, ToolCallError
 from netdojo.clients.textcalls import Parsed, format_results, is_answer, parse, without_thinking
 from netdojo.clients.toolschema import argument_problems, expected, openai_function
 from netdojo.errors import describe
 from netdojo.tools.contract import EpisodeView, ListedTool
+from netdojo.tools.trajectory import ModelRecord, ModelTurn, RawCall, RejectedCall, Rejection, Usage
 
 SYSTEM_PROMPT = """\
 You are a network engineer working on a live network of FRR routers and Linux hosts through \

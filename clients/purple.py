@@ -3,10 +3,11 @@
 The green agent's message carries the brief as text and, in a data part, the `Handoff` of
 `netdojo.tools.contract`: the episode's MCP endpoint and bearer token (``mode: "mcp"``), or the
 tool list for an agent that works by messages (``mode: "text"``), which its session lists. In
-MCP mode the policy works on the endpoint, calls `submit`, and the reply carries its summary and
-token usage. In text mode each reply is one action, ``{"tool": …, "arguments": …}``, with the
-usage so far, and the green agent answers with the tool's result in the same context until the
-policy submits.
+MCP mode the policy works on the endpoint, calls `submit`, and the reply carries its summary,
+token usage and model record. In text mode each reply is one action, ``{"tool": …,
+"arguments": …}``, with the usage so far, and the green agent answers with the tool's result in
+the same context until the policy submits. A policy that fails is answered with its error in one
+line, with its usage and model record: the green agent records the episode as the agent's error.
 
 A caller that goes away (the green agent's budget ran out, its process died, the connection
 broke) stops the policy working for it, and so does a text-mode episode whose next message does
@@ -31,8 +32,9 @@ from a2a.types import Message, Role
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 
-from netdojo.clients.agents import Policy
-from netdojo.clients.session import ToolCallError, connect
+from netdojo.clients.agents import Policy, model_record
+from netdojo.clients.session import ToolCallError, ToolSession, connect
+from netdojo.errors import describe
 from netdojo.tools.contract import (
     HANDOFF_KEY,
     RESULT_KEY,
@@ -167,13 +169,18 @@ class PurpleExecutor(AgentExecutor):
         return reply
 
     async def _work_on_endpoint(self, context: RequestContext, task: EpisodeView) -> Message:
-        if not task.mcp_url or not task.token:
-            raise ValueError("an MCP episode needs mcp_url and token")
         policy = self.make_policy()
-        async with connect(task.mcp_url, task.token) as session:
-            summary = await policy(session, task)
-            await session.call("submit", {"summary": summary})
-        return _reply(context, summary, Reply(usage=_usage(policy, session.calls)))
+        session: ToolSession | None = None
+        try:
+            if not task.mcp_url or not task.token:
+                raise ValueError("an MCP episode needs mcp_url and token")
+            async with connect(task.mcp_url, task.token) as session:
+                summary = await policy(session, task)
+                await session.call("submit", {"summary": summary})
+        except Exception as exc:  # the green agent records it as the agent's error
+            return _failure(context, policy, session.calls if session else 0, exc)
+        data = Reply(usage=_usage(policy, session.calls), model=model_record(policy))
+        return _reply(context, summary, data)
 
     async def _start_text(
         self, context: RequestContext, task: EpisodeView, tools: list[ListedTool]
@@ -205,8 +212,17 @@ class PurpleExecutor(AgentExecutor):
         else:
             action.cancel()
             del self._text[context.context_id or ""]
-            summary = running.result()  # a crashed policy raises here: the green sees a failure
+            try:
+                summary = running.result()
+            except Exception as exc:  # the green agent records it as the agent's error
+                return _failure(context, episode.policy, session.calls, exc)
             chosen = {"tool": "submit", "arguments": {"summary": summary}}
+            data = Reply(
+                action=chosen,
+                usage=_usage(episode.policy, session.calls),
+                model=model_record(episode.policy),
+            )
+            return _reply(context, json.dumps(chosen), data)
         usage = _usage(episode.policy, session.calls)
         return _reply(context, json.dumps(chosen), Reply(action=chosen, usage=usage))
 
@@ -224,6 +240,13 @@ class PurpleExecutor(AgentExecutor):
         episode = self._text.pop(key, None)
         if episode is not None:
             episode.running.cancel()
+
+
+def _failure(context: RequestContext, policy: Policy, calls: int, exc: Exception) -> Message:
+    """The reply of a policy that failed: the cause in one line, its usage and model record."""
+    error = describe(exc)
+    data = Reply(error=error, usage=_usage(policy, calls), model=model_record(policy))
+    return _reply(context, f"error: {error}", data)
 
 
 def _usage(policy: Any, calls: int) -> ReplyUsage:

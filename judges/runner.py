@@ -50,7 +50,7 @@ async def _agent_turn(view: EpisodeView, agent: Agent, budget_s: float) -> Agent
         try:
             return await agent(view)
         except Exception as exc:  # a crashing agent is its own outcome, never the harness's
-            return AgentReport(status="error", detail=f"{type(exc).__name__}: {exc}")
+            return AgentReport(status="error", detail=describe(exc))
     return AgentReport(status="timeout", detail=f"no answer within {budget_s:g}s")
 
 
@@ -124,6 +124,8 @@ async def _judge(
     broken = episode.lab.failures[failures_before:] + await episode.lab.health()
     if broken:
         raise LabError(f"the lab broke during the agent's turn: {'; '.join(dict.fromkeys(broken))}")
+    if report.model is not None:
+        episode.trajectory.model = report.model
     watched: MonitorReport = monitor.finish(agent_s)
     judge_started = time.monotonic()
     try:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 
 from netdojo.console import console, err, reap_leftovers
@@ -90,12 +91,13 @@ def purple(
     card_url: Annotated[str | None, typer.Option(help="Public base URL for the card.")] = None,
     token_file: PurpleTokenFile = None,
 ) -> None:
-    """Serve a built-in purple agent (A2A)."""
+    """Serve a built-in purple agent (A2A); `llm` checks its model endpoint first."""
     import anyio
 
     from netdojo.servers.serving import serve_uvicorn, until_signal
 
     token = token_from(token_file, PURPLE_TOKEN)
+    _check_ready(name)
     app = _purple_app(name, card_url or f"http://{host}:{port}", token)
     _warn_if_open(host, token, f"purple agent {name}", "hand it work", PURPLE_TOKEN)
 
@@ -144,13 +146,15 @@ def run(
     Each episode is kept in the output folder as it ends; a run that was stopped is finished
     with --resume. The green agent (and a built-in purple agent) require a token made for the
     run; a purple agent given by URL gets the token in --agent-token-file or $NETDOJO_AGENT_TOKEN.
+    `--agent llm` checks its model endpoint ($NETDOJO_LLM_*) before any lab is deployed. The
+    exit status is 1 when every episode ended as the agent's error.
     """
     import anyio
 
     from netdojo.judges.journal import keeper, merge, open_run
     from netdojo.labs.provision import require
     from netdojo.reports.records import AssessmentResult
-    from netdojo.reports.summary import summarized
+    from netdojo.reports.summary import failed_for_the_agent, summarized
     from netdojo.scenario_commands import parse_seeds
 
     config: dict[str, Any] = {
@@ -173,6 +177,8 @@ def run(
     if agent_token_file is not None and not by_url:
         raise NetdojoError("--agent-token-file is for a purple agent given by URL")
     agent_token = token_from(agent_token_file, AGENT_TOKEN) if by_url else None
+    if not by_url:
+        _check_ready(spec.agent)
     require()
     reap_leftovers()
     if resume is None:
@@ -186,6 +192,23 @@ def run(
     merged = summarized(merge(AssessmentResult.model_validate(results["results"]), earlier))
     results["results"] = merged.model_dump(mode="json")
     _write(results, journal.folder)
+    cause = failed_for_the_agent(merged.episodes)
+    if cause is not None:
+        err.print(
+            f"[bold red]every episode failed for the agent:[/] {escape(cause)}", soft_wrap=True
+        )
+        raise typer.Exit(1)
+
+
+def _check_ready(name: str) -> None:
+    """A built-in agent's outside needs, checked before any lab is deployed for it."""
+    import anyio
+
+    from netdojo.clients.catalogue import check_ready
+
+    answered = anyio.run(check_ready, name)
+    if answered:
+        err.print(f"[dim]{escape(answered)}[/]")
 
 
 async def _run(

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from netdojo import __version__
@@ -207,7 +208,7 @@ def main() -> None:
     try:
         app()
     except NetdojoError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}")
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise SystemExit(2) from None
 
 

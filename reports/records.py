@@ -209,6 +209,15 @@ class Summary(BaseModel):
     state_changing_calls: Rate | None = Field(
         default=None, description="mean state-changing calls per counted episode"
     )
+    turns: int | None = Field(
+        default=None, description="agent turns over every judged episode, when it reports them"
+    )
+    tokens_in: int | None = Field(
+        default=None, description="prompt tokens over every judged episode, when reported"
+    )
+    tokens_out: int | None = Field(
+        default=None, description="completion tokens over every judged episode, when reported"
+    )
 
 
 class Instance(BaseModel):

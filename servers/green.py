@@ -62,8 +62,10 @@ from netdojo.tools.contract import (
     Handoff,
     ListedTool,
     Reply,
+    ReplyUsage,
 )
 from netdojo.tools.lab_tools import LabTools
+from netdojo.tools.trajectory import scrubbed
 
 ORACLE_NAME = "netdojo-oracle"
 MAX_BAD_REPLIES = 3
@@ -207,15 +209,20 @@ def _reply_data(reply: Message) -> Reply:
 
 
 def _report(reply: Message, turns: int) -> AgentReport:
+    """The agent's report from its reply: its answer or error, its effort (``turns`` counted
+    here unless it counts them) and its model's record."""
     data = _reply_data(reply)
-    usage = data.usage
-    return AgentReport(
-        status="error" if data.error else "done",
-        detail=data.error or get_message_text(reply)[:2000],
-        turns=(usage and usage.turns) or turns,
-        tokens_in=(usage and usage.prompt_tokens) or None,
-        tokens_out=(usage and usage.completion_tokens) or None,
-    )
+    usage = data.usage or ReplyUsage()
+    given: dict[str, Any] = {
+        "status": "error" if data.error else "done",
+        "detail": data.error or get_message_text(reply)[:2000],
+        "turns": usage.turns or turns,
+    }
+    if usage.prompt_tokens:
+        given["tokens_in"] = usage.prompt_tokens
+    if usage.completion_tokens:
+        given["tokens_out"] = usage.completion_tokens
+    return AgentReport.of(data.model, **given)
 
 
 def handoff(view: EpisodeView, **given: Any) -> dict[str, Any]:
@@ -236,8 +243,8 @@ def _tools_of(view: EpisodeView) -> LabTools:
 async def _keeping_secrets(
     view: EpisodeView, secrets: list[str], turn: Awaitable[AgentReport]
 ) -> AgentReport:
-    """The agent's ``turn``, with ``secrets`` taken out of its trajectory, its answer and the
-    error it failed with (an agent may echo a token anywhere)."""
+    """The agent's ``turn``, with ``secrets`` taken out of its trajectory, its answer or the
+    error it failed with, and its model's turns (an agent may echo a token anywhere)."""
     try:
         report = await turn
     except Exception as exc:  # recorded as the runner records a crash, without the secrets
@@ -246,6 +253,9 @@ async def _keeping_secrets(
         for secret in secrets:
             _tools_of(view).trajectory.redact(secret, MARK)
     report.detail = hide(report.detail, secrets)
+    if report.model is not None:
+        for secret in secrets:
+            report.model = scrubbed(report.model, secret, MARK)
     return report
 
 

@@ -5,12 +5,13 @@ An agent is given an `EpisodeView`: the episode's public half (its brief, topolo
 constraints), where its tools are (an MCP endpoint and its bearer token, or in process a handle
 an MCP server is built from), the names of those tools, and, in a calibration run only, the
 identity of the instance (for the oracle, which replays the reference fix). Never the hidden
-half. It answers with an `AgentReport`.
+half. It answers with an `AgentReport`: its summary, its effort and, for an agent driven by a
+model, the model's record (`netdojo.tools.trajectory.ModelRecord`), also when it failed.
 
 Over A2A the green agent sends the brief as text and a `Handoff` under `HANDOFF_KEY`; in text
 mode it answers each call with the tool's result under `RESULT_KEY`. A purple agent's reply
 carries a `Reply` as its data part: the next call (text mode), its effort so far, and, when it
-failed, the error in one line.
+is done or failed, the error in one line and the model's record.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from netdojo.scenarios.model import PublicHalf
+from netdojo.tools.trajectory import ModelRecord
 
 if TYPE_CHECKING:
     from netdojo.tools.lab_tools import LabTools
@@ -99,13 +101,27 @@ class EpisodeView:
 
 class AgentReport(BaseModel):
     """What the agent side says of its turn: how it ended, its summary (or its error, in one
-    line) and the effort it counted."""
+    line), the effort it counted and, for an agent driven by a model, the model's record."""
 
     status: AgentStatus = "done"
     detail: str = ""
     turns: int | None = None
     tokens_in: int | None = None
     tokens_out: int | None = None
+    model: ModelRecord | None = None
+
+    @classmethod
+    def of(cls, model: ModelRecord | None, **given: Any) -> AgentReport:
+        """A report whose turns and tokens, unless given, are the model record's."""
+        if model is not None:
+            usage = model.usage
+            counted = {
+                "turns": usage.turns,
+                "tokens_in": usage.prompt_tokens,
+                "tokens_out": usage.completion_tokens,
+            }
+            given = {**counted, **given}
+        return cls(model=model, **given)
 
 
 Agent = Callable[[EpisodeView], Awaitable[AgentReport]]
@@ -129,6 +145,9 @@ class Reply(BaseModel):
     )
     usage: ReplyUsage | None = None
     error: str | None = Field(default=None, description="why it failed, in one line")
+    model: ModelRecord | None = Field(
+        default=None, description="the model's turns, sent once the agent is done or failed"
+    )
 
     def data(self) -> dict[str, Any]:
         """The reply as its data part carries it."""

@@ -13,9 +13,9 @@ from mcp import Client
 
 from netdojo.clients import llm, llm_endpoint
 from netdojo.clients.llm import LLMAgent, LLMConfig, LLMError
-from netdojo.clients.llm_record import Usage
 from netdojo.clients.session import ToolSession
 from netdojo.tools.contract import EpisodeView
+from netdojo.tools.trajectory import Usage
 from tests.llm_fakes import (
     HOLD,
     TOPOLOGY,
