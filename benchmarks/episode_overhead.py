@@ -26,14 +26,16 @@ import anyio
 from rich.console import Console
 from rich.table import Table
 
-from netdojo.arena import in_process, policy_factory
 from netdojo.clients.agents import noop
+from netdojo.clients.catalogue import policy_factory
+from netdojo.clients.inprocess import in_process
 from netdojo.judges.assessment import AssessmentConfig, run_assessment
 from netdojo.judges.runner import run_episode
 from netdojo.labs.runtime import start_lab, stop_lab
 from netdojo.reports.records import Budgets
 from netdojo.reports.summary import summarize
 from netdojo.scenarios.generate import generate
+from netdojo.servers.mcp_server import episode_server
 
 FAMILIES = ("static-routing", "ospf-adjacency", "host-config", "bgp-peering")
 TARGET_RATIO = 1.5
@@ -49,7 +51,9 @@ async def overhead(seeds: list[int]) -> list[dict[str, Any]]:
             await stop_lab(await start_lab(scenario.hidden.lab))
             bare = time.monotonic() - started
             started = time.monotonic()
-            record = await run_episode(scenario, in_process(noop), Budgets(), f"bench-{seed}")
+            record = await run_episode(
+                scenario, in_process(noop, episode_server), Budgets(), f"bench-{seed}"
+            )
             total = time.monotonic() - started
             episode = total - record.timings.agent_s
             rows.append(
@@ -76,7 +80,9 @@ async def throughput(seeds: list[int], concurrency: int) -> dict[str, Any]:
         return None
 
     started = time.monotonic()
-    result = await run_assessment(config, "heuristic", lambda s, sc: in_process(make()), nothing)
+    result = await run_assessment(
+        config, "heuristic", lambda s, sc: in_process(make(), episode_server), nothing
+    )
     wall = time.monotonic() - started
     return {
         "concurrency": concurrency,

@@ -25,14 +25,15 @@ import anyio
 from rich.console import Console
 from rich.table import Table
 
-from netdojo.arena import in_process
+from netdojo.clients.inprocess import in_process
 from netdojo.clients.llm import LLMAgent
 from netdojo.clients.llm_endpoint import LLMConfig, preflight
+from netdojo.errors import NetdojoError
 from netdojo.judges.assessment import AssessmentConfig, Slot, run_assessment
 from netdojo.judges.runner import EpisodeRecord
-from netdojo.labs.errors import NetdojoError
 from netdojo.labs.provision import require
 from netdojo.scenarios.model import Scenario
+from netdojo.servers.mcp_server import episode_server
 
 console = Console(width=140)
 
@@ -62,7 +63,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     def agent_for(slot: Slot, scenario: Scenario) -> Any:
         agents[slot.index] = LLMAgent(config)
         started[slot.index] = time.monotonic()
-        return in_process(agents[slot.index])
+        return in_process(agents[slot.index], episode_server)
 
     async def on_record(slot: Slot, record: EpisodeRecord) -> None:
         row = episode_row(slot, record, agents[slot.index], time.monotonic() - started[slot.index])

@@ -17,7 +17,6 @@ import argparse
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -26,16 +25,16 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
-from netdojo.arena import in_process
 from netdojo.clients.agents import oracle
+from netdojo.clients.inprocess import in_process
 from netdojo.judges.assessment import AssessmentConfig, Slot, run_assessment
-from netdojo.judges.episode import Episode
-from netdojo.judges.runner import Agent
 from netdojo.labs.footprint import settled
 from netdojo.labs.runtime import LiveLab
-from netdojo.reports.records import AgentReport, EpisodeRecord
+from netdojo.reports.records import EpisodeRecord
 from netdojo.scenarios.hidden_tests import PingTest
 from netdojo.scenarios.model import Scenario
+from netdojo.servers.mcp_server import episode_server
+from netdojo.tools.contract import Agent, AgentReport, EpisodeView
 
 CAPTURE_S = 4.0
 PINGS = 8
@@ -92,22 +91,23 @@ async def _sources(lab: LiveLab, device: str, interface: str) -> list[str]:
     return [m.group(1).lower() for m in map(SOURCE_MAC.search, done.stdout.splitlines()) if m]
 
 
-async def _traffic(episode: Episode) -> None:
+async def _traffic(lab: LiveLab, scenario: Scenario) -> None:
     """The scenario's own ping tests, repeated: frames on the links under watch."""
-    hidden = episode.scenario.hidden
+    hidden = scenario.hidden
     pings = [t for t in hidden.targets + hidden.guards if isinstance(t, PingTest)]
     async with anyio.create_task_group() as group:
-        for ping in pings:
-            argv = ["ping", "-c", str(PINGS), "-i", "0.3", "-W", "1", ping.params.target]
-            group.start_soon(episode.lab.exec, ping.device, argv, CAPTURE_S)
+        for probe in pings:
+            argv = ["ping", "-c", str(PINGS), "-i", "0.3", "-W", "1", probe.params.target]
+            group.start_soon(lab.exec, probe.device, argv, CAPTURE_S)
 
 
-def watched(captures: list[Capture]) -> Callable[[Episode], Awaitable[AgentReport]]:
-    """The oracle, with every link of its lab under capture while it works."""
-    work = in_process(oracle, calibration=True)
+def watched(captures: list[Capture], scenario: Scenario) -> Agent:
+    """The oracle on ``scenario``, with every link of its lab under capture while it works."""
+    work = in_process(oracle, episode_server)
 
-    async def agent(episode: Episode) -> AgentReport:
-        lab = episode.lab
+    async def agent(view: EpisodeView) -> AgentReport:
+        assert view.handle is not None
+        lab = view.handle.lab
         ends = [link.endpoints[0] for link in lab.spec.links]
         seen: list[list[str]] = []
         report = AgentReport()
@@ -119,8 +119,8 @@ def watched(captures: list[Capture]) -> Callable[[Episode], Awaitable[AgentRepor
             nonlocal report
             await anyio.sleep(1.0)  # tcpdump is listening
             async with anyio.create_task_group() as group:
-                group.start_soon(_traffic, episode)
-                report = await work(episode)
+                group.start_soon(_traffic, lab, scenario)
+                report = await work(view)
 
         async with anyio.create_task_group() as group:
             for device, index in ends:
@@ -130,7 +130,7 @@ def watched(captures: list[Capture]) -> Callable[[Episode], Awaitable[AgentRepor
         frames = [mac for macs in seen for mac in macs]
         captures.append(
             Capture(
-                episode=episode.trajectory.episode,
+                episode=view.episode_id,
                 links=len(ends),
                 frames=len(frames),
                 foreign=sorted({mac for mac in frames if mac not in own}),
@@ -145,7 +145,7 @@ async def run(config: AssessmentConfig) -> Run:
     captures: list[Capture] = []
 
     def agent_for(slot: Slot, scenario: Scenario) -> Agent:
-        return watched(captures)
+        return watched(captures, scenario)
 
     async def nothing(slot: Slot, record: EpisodeRecord) -> None:
         return None
@@ -180,7 +180,12 @@ def compare(concurrent: Run, sequential: Run) -> list[str]:
 
 async def load(episodes: int, family: str = "static-routing", seed: int = 0) -> LoadReport:
     config = AssessmentConfig(
-        families=[family], levels=[1], episodes=episodes, seed=seed, concurrency=episodes
+        families=[family],
+        levels=[1],
+        episodes=episodes,
+        seed=seed,
+        concurrency=episodes,
+        calibration=True,
     )
     concurrent = await run(config)
     sequential = await run(config.model_copy(update={"concurrency": 1}))

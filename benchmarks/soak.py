@@ -33,9 +33,11 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
-from netdojo.arena import green_app, purple_app
-from netdojo.arena_commands import assess
+from netdojo.clients.assessor import assess
+from netdojo.clients.catalogue import PURPLE_AGENTS, policy_factory
+from netdojo.clients.purple import CallerContextBuilder, PurpleExecutor
 from netdojo.labs.footprint import Footprint, footprint, settled
+from netdojo.servers.apps import green_app, purple_app
 from netdojo.servers.serving import free_port, serve_uvicorn
 
 SETTLE_S = 30.0  # after the last episode: how long labs and bridges may take to disappear
@@ -122,7 +124,14 @@ async def soak(
     async with AsyncExitStack() as stack:
         purple_port, green_port = free_port(), free_port()
         purple_url = f"http://127.0.0.1:{purple_port}"
-        app = purple_app(agent, purple_url)
+        executor = PurpleExecutor(policy_factory(agent))
+        app = purple_app(
+            agent,
+            PURPLE_AGENTS[agent],
+            executor,
+            purple_url,
+            context_builder=CallerContextBuilder(),
+        )
         await stack.enter_async_context(serve_uvicorn(app, "127.0.0.1", purple_port))
         green = green_app("127.0.0.1", green_port)
         await stack.enter_async_context(serve_uvicorn(green, "127.0.0.1", green_port))

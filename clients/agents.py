@@ -1,9 +1,10 @@
 """Built-in purple agents that calibrate the judge: `noop`, `vandal`, `oracle`, and `cheater`
 (in `netdojo.clients.cheater`).
 
-Each is a policy: given a tool session and the task, it works and returns a summary. `oracle`
-replays the reference solution and so needs the scenario's identity, which the green agent
-sends only to calibration runs; it exists to audit scenarios and calibrate the judge.
+Each is a policy: given a tool session and the view of its episode (`netdojo.tools.contract`),
+it works and returns a summary. `oracle` replays the reference solution and so needs the
+scenario's identity, which a view carries only in calibration runs; it exists to audit
+scenarios and calibrate the judge.
 """
 
 from __future__ import annotations
@@ -12,35 +13,26 @@ import hashlib
 import random
 from collections.abc import Awaitable, Callable
 
-from pydantic import BaseModel
-
 from netdojo.clients.cheater import cheater
 from netdojo.clients.session import ToolCallError, ToolSession
+from netdojo.tools.contract import EpisodeView
+from netdojo.tools.trajectory import ModelRecord
+
+Policy = Callable[[ToolSession, EpisodeView], Awaitable[str]]
 
 
-class ScenarioRef(BaseModel):
-    family: str
-    level: int
-    seed: int
+def model_record(policy: object) -> ModelRecord | None:
+    """What the model of a policy driven by one did (its ``record``, kept also when its run
+    raised); None for a policy without a model."""
+    record = getattr(policy, "record", None)
+    return record if isinstance(record, ModelRecord) else None
 
 
-class Task(BaseModel):
-    """What a purple agent is handed for one episode."""
-
-    brief: str
-    mcp_url: str | None = None
-    token: str | None = None
-    scenario: ScenarioRef | None = None
-
-
-Policy = Callable[[ToolSession, Task], Awaitable[str]]
-
-
-async def noop(session: ToolSession, task: Task) -> str:
+async def noop(session: ToolSession, task: EpisodeView) -> str:
     return "did nothing"
 
 
-async def vandal(session: ToolSession, task: Task) -> str:
+async def vandal(session: ToolSession, task: EpisodeView) -> str:
     """Takes transit links down and drops forwarding on a few routers, chosen by the brief."""
     topology = await session.call("topology")
     rng = random.Random(hashlib.sha256(task.brief.encode()).hexdigest())
@@ -57,7 +49,7 @@ async def vandal(session: ToolSession, task: Task) -> str:
     return "; ".join(done)
 
 
-async def oracle(session: ToolSession, task: Task) -> str:
+async def oracle(session: ToolSession, task: EpisodeView) -> str:
     """Applies the reference solution of the scenario named in the task (calibration only)."""
     from netdojo.scenarios.generate import generate
 

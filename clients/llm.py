@@ -18,20 +18,13 @@ import re
 import time
 from typing import Any
 
-from netdojo.clients.agents import Task
 from netdojo.clients.llm_endpoint import Endpoint, LLMConfig, LLMError, endpoint
-from netdojo.clients.llm_record import (
-    ModelRecord,
-    ModelTurn,
-    RawCall,
-    RejectedCall,
-    Rejection,
-    Usage,
-)
-from netdojo.clients.session import Session, ToolCallError, ToolSpec
+from netdojo.clients.session import Session, ToolCallError
 from netdojo.clients.textcalls import Parsed, format_results, is_answer, parse, without_thinking
 from netdojo.clients.toolschema import argument_problems, expected, openai_function
-from netdojo.labs.errors import describe
+from netdojo.errors import describe
+from netdojo.tools.contract import EpisodeView, ListedTool
+from netdojo.tools.trajectory import ModelRecord, ModelTurn, RawCall, RejectedCall, Rejection, Usage
 
 SYSTEM_PROMPT = """\
 You are a network engineer working on a live network of FRR routers and Linux hosts through \
@@ -74,14 +67,14 @@ class LLMAgent:
     def __init__(self, config: LLMConfig) -> None:
         self.config = config
         self.record = ModelRecord()
-        self.tools: dict[str, ToolSpec] = {}
+        self.tools: dict[str, ListedTool] = {}
         self._payload: Message = {}
 
     @property
     def usage(self) -> Usage:
         return self.record.usage
 
-    async def __call__(self, session: Session, task: Task) -> str:
+    async def __call__(self, session: Session, task: EpisodeView) -> str:
         self.record = ModelRecord()
         try:
             return await self._run(session, task)
@@ -89,7 +82,7 @@ class LLMAgent:
             self.record.error = describe(exc)
             raise
 
-    async def _run(self, session: Session, task: Task) -> str:
+    async def _run(self, session: Session, task: EpisodeView) -> str:
         self.tools = {tool.name: tool for tool in await session.list_tools()}
         self._payload = {
             "model": self.config.model,

@@ -19,7 +19,7 @@ import anyio
 import httpx2
 from pydantic import BaseModel, Field, ValidationError
 
-from netdojo.labs.errors import NetdojoError
+from netdojo.errors import NetdojoError
 
 RETRY_DELAY_S = 1.0
 PROBE_MAX_TOKENS = 8

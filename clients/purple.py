@@ -1,12 +1,13 @@
 """A purple agent over A2A: takes an episode from the green agent and runs a policy on it.
 
-The green agent's message carries the brief as text and, in a data part under
-``netdojo_episode``, the episode: its MCP endpoint and bearer token (``mode: "mcp"``), or the
+The green agent's message carries the brief as text and, in a data part, the `Handoff` of
+`netdojo.tools.contract`: the episode's MCP endpoint and bearer token (``mode: "mcp"``), or the
 tool list for an agent that works by messages (``mode: "text"``), which its session lists. In
-MCP mode the policy works on the endpoint, calls `submit`, and the reply carries its summary and
-token usage. In text mode each reply is one action, ``{"tool": …, "arguments": …}``, with the
-usage so far, and the green agent answers with the tool's result in the same context until the
-policy submits.
+MCP mode the policy works on the endpoint, calls `submit`, and the reply carries its summary,
+token usage and model record. In text mode each reply is one action, ``{"tool": …,
+"arguments": …}``, with the usage so far, and the green agent answers with the tool's result in
+the same context until the policy submits. A policy that fails is answered with its error in one
+line, with its usage and model record: the green agent records the episode as the agent's error.
 
 A caller that goes away (the green agent's budget ran out, its process died, the connection
 broke) stops the policy working for it, and so does a text-mode episode whose next message does
@@ -19,7 +20,7 @@ import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 from a2a.helpers import get_data_parts, get_message_text, new_data_part, new_message, new_text_part
@@ -28,33 +29,32 @@ from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
 from a2a.server.routes import DefaultServerCallContextBuilder
 from a2a.types import Message, Role
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 
-from netdojo.clients.agents import Policy, ScenarioRef, Task
-from netdojo.clients.session import ToolCallError, ToolSpec, connect
+from netdojo.clients.agents import Policy, model_record
+from netdojo.clients.session import ToolCallError, ToolSession, connect
+from netdojo.errors import describe
+from netdojo.tools.contract import (
+    HANDOFF_KEY,
+    RESULT_KEY,
+    EpisodeView,
+    Handoff,
+    ListedTool,
+    Reply,
+    ReplyUsage,
+)
 
-HANDOFF_KEY = "netdojo_episode"
-RESULT_KEY = "netdojo_result"
 CALLER_KEY = "netdojo_caller"
 CALLER_POLL_S = 0.5
 TEXT_IDLE_S = 300.0  # a text-mode policy waits this long for the next tool result, no longer
-
-
-class Handoff(BaseModel):
-    episode_id: str
-    mode: Literal["mcp", "text"] = "mcp"
-    mcp_url: str | None = None
-    token: str | None = None
-    scenario: ScenarioRef | None = None
-    tools: list[ToolSpec] = Field(default_factory=list)
 
 
 class TextSession:
     """A tool session whose calls travel as A2A messages: each call is a reply, each result
     the green agent's next message; its tools are the ones the handoff lists."""
 
-    def __init__(self, tools: list[ToolSpec]) -> None:
+    def __init__(self, tools: list[ListedTool]) -> None:
         self.tools = tools
         self.actions: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.results: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
@@ -68,7 +68,7 @@ class TextSession:
             raise ToolCallError(str(answer["error"]))
         return dict(answer.get("result") or {})
 
-    async def list_tools(self) -> list[ToolSpec]:
+    async def list_tools(self) -> list[ListedTool]:
         return list(self.tools)
 
 
@@ -88,9 +88,9 @@ def _data(message: Message, key: str) -> Any:
     return None
 
 
-def _reply(context: RequestContext, text: str, data: dict[str, Any]) -> Message:
+def _reply(context: RequestContext, text: str, data: Reply) -> Message:
     return new_message(
-        [new_text_part(text), new_data_part(data)],
+        [new_text_part(text), new_data_part(data.data())],
         context_id=context.context_id,
         role=Role.ROLE_AGENT,
     )
@@ -146,7 +146,7 @@ class PurpleExecutor(AgentExecutor):
         if not replies:
             self._drop(context)
             text = "stopped: the caller went away"
-            replies.append(_reply(context, text, {"error": text}))
+            replies.append(_reply(context, text, Reply(error=text)))
         await event_queue.enqueue_event(replies[0])
 
     async def _answer(self, context: RequestContext) -> Message:
@@ -159,31 +159,31 @@ class PurpleExecutor(AgentExecutor):
                 handoff = Handoff.model_validate(_data(message, HANDOFF_KEY))
             except ValidationError as exc:
                 text = f"expected a netdojo episode under {HANDOFF_KEY!r}: {exc.errors()[:3]}"
-                reply = _reply(context, text, {"error": text})
+                reply = _reply(context, text, Reply(error=text))
             else:
-                task = Task(
-                    brief=get_message_text(message),
-                    mcp_url=handoff.mcp_url,
-                    token=handoff.token,
-                    scenario=handoff.scenario,
-                )
+                task = EpisodeView.handed(get_message_text(message), handoff)
                 if handoff.mode == "mcp":
                     reply = await self._work_on_endpoint(context, task)
                 else:
                     reply = await self._start_text(context, task, handoff.tools)
         return reply
 
-    async def _work_on_endpoint(self, context: RequestContext, task: Task) -> Message:
-        if not task.mcp_url or not task.token:
-            raise ValueError("an MCP episode needs mcp_url and token")
+    async def _work_on_endpoint(self, context: RequestContext, task: EpisodeView) -> Message:
         policy = self.make_policy()
-        async with connect(task.mcp_url, task.token) as session:
-            summary = await policy(session, task)
-            await session.call("submit", {"summary": summary})
-        return _reply(context, summary, {"usage": _usage(policy, session.calls)})
+        session: ToolSession | None = None
+        try:
+            if not task.mcp_url or not task.token:
+                raise ValueError("an MCP episode needs mcp_url and token")
+            async with connect(task.mcp_url, task.token) as session:
+                summary = await policy(session, task)
+                await session.call("submit", {"summary": summary})
+        except Exception as exc:  # the green agent records it as the agent's error
+            return _failure(context, policy, session.calls if session else 0, exc)
+        data = Reply(usage=_usage(policy, session.calls), model=model_record(policy))
+        return _reply(context, summary, data)
 
     async def _start_text(
-        self, context: RequestContext, task: Task, tools: list[ToolSpec]
+        self, context: RequestContext, task: EpisodeView, tools: list[ListedTool]
     ) -> Message:
         session = TextSession(tools)
         policy = self.make_policy()
@@ -212,10 +212,19 @@ class PurpleExecutor(AgentExecutor):
         else:
             action.cancel()
             del self._text[context.context_id or ""]
-            summary = running.result()  # a crashed policy raises here: the green sees a failure
+            try:
+                summary = running.result()
+            except Exception as exc:  # the green agent records it as the agent's error
+                return _failure(context, episode.policy, session.calls, exc)
             chosen = {"tool": "submit", "arguments": {"summary": summary}}
+            data = Reply(
+                action=chosen,
+                usage=_usage(episode.policy, session.calls),
+                model=model_record(episode.policy),
+            )
+            return _reply(context, json.dumps(chosen), data)
         usage = _usage(episode.policy, session.calls)
-        return _reply(context, json.dumps(chosen), {"action": chosen, "usage": usage})
+        return _reply(context, json.dumps(chosen), Reply(action=chosen, usage=usage))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         self._drop(context)
@@ -233,7 +242,15 @@ class PurpleExecutor(AgentExecutor):
             episode.running.cancel()
 
 
-def _usage(policy: Any, calls: int) -> dict[str, Any]:
+def _failure(context: RequestContext, policy: Policy, calls: int, exc: Exception) -> Message:
+    """The reply of a policy that failed: the cause in one line, its usage and model record."""
+    error = describe(exc)
+    data = Reply(error=error, usage=_usage(policy, calls), model=model_record(policy))
+    return _reply(context, f"error: {error}", data)
+
+
+def _usage(policy: Any, calls: int) -> ReplyUsage:
+    """The tool calls made and, from a policy that counts them (``usage``), turns and tokens."""
     usage = getattr(policy, "usage", None)
     reported = usage.model_dump() if isinstance(usage, BaseModel) else {}
-    return {"tool_calls": calls, **reported}
+    return ReplyUsage.model_validate({**reported, "tool_calls": calls})

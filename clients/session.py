@@ -9,19 +9,12 @@ from typing import Any, Protocol
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from pydantic import BaseModel, Field
+
+from netdojo.tools.contract import ListedTool
 
 
 class ToolCallError(Exception):
     """The server refused or failed a call; the message is the text the model would read."""
-
-
-class ToolSpec(BaseModel):
-    """A tool as an episode lists it: its name, what it does and its arguments' JSON schema."""
-
-    name: str
-    description: str | None = None
-    input_schema: dict[str, Any] = Field(default_factory=dict)
 
 
 class Session(Protocol):
@@ -31,7 +24,7 @@ class Session(Protocol):
 
     async def call(self, tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]: ...
 
-    async def list_tools(self) -> list[ToolSpec]: ...
+    async def list_tools(self) -> list[ListedTool]: ...
 
 
 class ToolSession:
@@ -50,14 +43,14 @@ class ToolSession:
         structured = result.structured_content or {}
         return dict(structured)
 
-    async def list_tools(self) -> list[ToolSpec]:
+    async def list_tools(self) -> list[ListedTool]:
         """Every tool the server lists, following pagination."""
-        tools: list[ToolSpec] = []
+        tools: list[ListedTool] = []
         cursor: str | None = None
         while True:
             page = await self.client.list_tools(cursor=cursor)
             tools += [
-                ToolSpec(name=t.name, description=t.description, input_schema=t.input_schema)
+                ListedTool(name=t.name, description=t.description, input_schema=t.input_schema)
                 for t in page.tools
             ]
             cursor = page.next_cursor

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from netdojo.clients.session import ToolSpec
+from netdojo.tools.contract import ListedTool
 
 SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
 JSON_TYPES: dict[str, tuple[type, ...]] = {
@@ -43,7 +43,7 @@ def without_titles(schema: Any) -> Any:
     return kept
 
 
-def openai_function(tool: ToolSpec) -> dict[str, Any]:
+def openai_function(tool: ListedTool) -> dict[str, Any]:
     """``tool`` as an OpenAI chat-completions function."""
     parameters = without_titles(tool.input_schema) or {"type": "object", "properties": {}}
     return {
@@ -56,14 +56,14 @@ def openai_function(tool: ToolSpec) -> dict[str, Any]:
     }
 
 
-def expected(tool: ToolSpec) -> str:
+def expected(tool: ListedTool) -> str:
     """The arguments ``tool`` takes, as the model should write them."""
     schema = without_titles(tool.input_schema)
     shown = {key: schema[key] for key in ("properties", "required") if key in schema}
     return json.dumps(shown, ensure_ascii=False)
 
 
-def argument_problems(tool: ToolSpec, arguments: dict[str, Any]) -> list[str]:
+def argument_problems(tool: ListedTool, arguments: dict[str, Any]) -> list[str]:
     """What is wrong with ``arguments`` for ``tool``: unknown, missing or mistyped ones."""
     schema = tool.input_schema
     properties = schema.get("properties")

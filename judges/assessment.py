@@ -18,11 +18,12 @@ from pydantic import BaseModel, Field, model_validator
 
 from netdojo.judges.episode import new_episode_id
 from netdojo.judges.provenance import provenance
-from netdojo.judges.runner import Agent, run_episode_with_retry
+from netdojo.judges.runner import run_episode_with_retry
 from netdojo.reports.records import Assessment, Budgets, ConfigRecord, EpisodeRecord
 from netdojo.scenarios import registry
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
+from netdojo.tools.contract import Agent
 
 LAB_MIB_PER_ROUTER = 24
 LAB_MIB_PER_HOST = 4
@@ -132,7 +133,12 @@ async def run_assessment(
     async def one(slot: Slot, scenario: Scenario) -> None:
         async with limit:
             record = await run_episode_with_retry(
-                scenario, agent_for(slot, scenario), config.budgets, new_episode_id(), slot.trial
+                scenario,
+                agent_for(slot, scenario),
+                config.budgets,
+                new_episode_id(),
+                slot.trial,
+                config.calibration,
             )
         record.slot = slot.index
         records[slot.index] = record

@@ -12,6 +12,7 @@ import time
 
 from pydantic import BaseModel, Field
 
+from netdojo.errors import describe
 from netdojo.judges.grading import grade
 from netdojo.judges.integrity import rules_for
 from netdojo.judges.probes import owners_of
@@ -23,7 +24,6 @@ from netdojo.judges.staging import (
     poll,
     stage_scenario,
 )
-from netdojo.labs.errors import describe
 from netdojo.labs.runtime import LiveLab, deploy_lab
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario

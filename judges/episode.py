@@ -7,13 +7,15 @@ import time
 
 import anyio
 
+from netdojo.errors import NetdojoError
 from netdojo.judges.grading import grade
 from netdojo.judges.integrity import rules_for
 from netdojo.judges.staging import Staged, Stages, stage_scenario
-from netdojo.labs.errors import NetdojoError
 from netdojo.labs.runtime import LiveLab, start_lab, stop_lab, stop_lab_detached
 from netdojo.reports.records import Grade
+from netdojo.scenarios import registry
 from netdojo.scenarios.model import Scenario
+from netdojo.tools.contract import EpisodeView, ScenarioRef
 from netdojo.tools.lab_tools import LabTools, ToolLimits
 from netdojo.tools.trajectory import Trajectory
 
@@ -21,6 +23,22 @@ from netdojo.tools.trajectory import Trajectory
 def new_episode_id() -> str:
     """An opaque episode id: random, never derived from the scenario or its seed."""
     return secrets.token_hex(8)
+
+
+def public_view(
+    scenario: Scenario, episode_id: str, handle: LabTools | None = None, reveal: bool = False
+) -> EpisodeView:
+    """What an agent is given of ``scenario``: its public half and its family's tools; the
+    instance's identity only if ``reveal`` (a calibration run, for the oracle)."""
+    ref = ScenarioRef(family=scenario.family, level=scenario.level, seed=scenario.seed)
+    return EpisodeView(
+        brief=scenario.public.brief,
+        episode_id=episode_id,
+        public=scenario.public,
+        tool_names=registry.family(scenario.family).tools,
+        scenario=ref if reveal else None,
+        handle=handle,
+    )
 
 
 class StagingError(NetdojoError):
@@ -52,6 +70,10 @@ class Episode:
         self.trajectory = Trajectory(episode=episode_id, brief=scenario.public.brief)
         self.tools = LabTools(lab, scenario.public, self.trajectory, limits)
         self.ready_s = 0.0
+
+    def view(self, reveal: bool = False) -> EpisodeView:
+        """The agent's view of this episode, with its tools as the in-process handle."""
+        return public_view(self.scenario, self.trajectory.episode, self.tools, reveal)
 
     async def grade(self) -> Grade:
         return await grade(self.lab, self.scenario, self.staged, self.rules)

@@ -10,15 +10,17 @@ both into one result.
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from netdojo.errors import NetdojoError
 from netdojo.judges.assessment import AssessmentConfig
-from netdojo.labs.errors import NetdojoError
-from netdojo.reports.records import Assessment, EpisodeRecord
+from netdojo.reports.records import Assessment, AssessmentResult, EpisodeRecord
 from netdojo.tools.trajectory import Trajectory
 
 RUN = "run.json"
@@ -88,6 +90,61 @@ class Journal:
                 raise JournalError(f"{self.episodes}:{number} is not an episode record") from None
             found.setdefault(record.slot, record)
         return list(found.values())
+
+
+def open_run(
+    agent: str | None, config: dict[str, Any], out: Path, resume: Path | None
+) -> tuple[Journal, RunSpec, list[EpisodeRecord]]:
+    """The run to do: resumed from ``resume`` (its spec and the episodes it recorded), or a
+    new one into ``out``, which must not hold an unfinished run with recorded episodes."""
+    if resume is not None:
+        journal = Journal(resume)
+        return journal, journal.spec(), journal.records()
+    if agent is None:
+        raise JournalError("give --agent NAME|URL, or --resume DIR to finish a run")
+    journal = Journal(out)
+    recorded = journal.records()
+    if recorded and not (out / RESULTS).exists():
+        raise JournalError(
+            f"{out} holds an unfinished run ({len(recorded)} episodes recorded): finish it "
+            f"with --resume {out}, or choose another --out"
+        )
+    try:
+        spec = RunSpec(agent=agent, config=AssessmentConfig.model_validate(config))
+    except ValidationError as exc:
+        problems = "; ".join(_problem(e["loc"], e["msg"]) for e in exc.errors())
+        raise JournalError(f"bad assessment config: {problems}") from None
+    return journal, spec, []
+
+
+def _problem(loc: tuple[int | str, ...], message: str) -> str:
+    return f"{'.'.join(map(str, loc))}: {message}" if loc else message
+
+
+def keeper(journal: Journal) -> Callable[[dict[str, Any]], None]:
+    """A callback for each finished episode streamed by the green agent: journal it."""
+
+    def keep(update: dict[str, Any]) -> None:
+        record = EpisodeRecord.model_validate(update["episode"])
+        trajectory = update.get("trajectory")
+        journal.append(record, Trajectory.model_validate(trajectory) if trajectory else None)
+
+    return keep
+
+
+def write_results(
+    out: Path, result: AssessmentResult, trajectories: Sequence[dict[str, Any]]
+) -> Path:
+    """Write the finished run: ``results.json`` and each trajectory, as the green agent's
+    ``trajectories`` artifact lists them (``{"episode_id", "trajectory"}``); return the
+    trajectories' folder."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / RESULTS).write_text(result.model_dump_json(indent=1) + "\n")
+    folder = out / TRAJECTORIES
+    folder.mkdir(exist_ok=True)
+    for item in trajectories:
+        (folder / f"{item['episode_id']}.json").write_text(json.dumps(item["trajectory"], indent=1))
+    return folder
 
 
 def merge(result: Assessment, earlier: Sequence[EpisodeRecord]) -> Assessment:

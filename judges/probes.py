@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from netdojo.labs.errors import NetdojoError
+from netdojo.errors import NetdojoError
 from netdojo.labs.runtime import ExecResult, LiveLab
 from netdojo.reports.records import HiddenTestResult
 from netdojo.scenarios.hidden_tests import (

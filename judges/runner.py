@@ -1,26 +1,26 @@
 """Run one episode: stage the lab, hand it to the agent under budgets, watch, judge, tear down.
 
-The agent is any coroutine given the `Episode` (its tools, brief and trajectory); the servers
-wrap purple agents reached over A2A into one. Whatever happens, the lab is removed and the
-episode ends with a record carrying a precise outcome. A lab that breaks under the agent (a
-device that dies, an engine that stops answering) is the harness's failure: `infra_error`.
+The agent is any coroutine given the episode's public view (`netdojo.tools.contract`): its
+brief, topology and tools, never the hidden half; the servers wrap purple agents reached over
+A2A into one. Whatever happens, the lab is removed and the episode ends with a record carrying
+a precise outcome. A lab that breaks under the agent (a device that dies, an engine that stops
+answering) is the harness's failure: `infra_error`.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
 
 import anyio
 
+from netdojo.errors import describe
 from netdojo.judges.episode import Episode, StagingError, open_episode
 from netdojo.judges.monitor import FlowMonitor
 from netdojo.judges.probes import JudgeError
 from netdojo.judges.verdict import decide, safety_of
-from netdojo.labs.errors import LabError, describe
+from netdojo.labs.errors import LabError
 from netdojo.reports.records import (
     NOT_THE_AGENTS,
-    AgentReport,
     Budgets,
     Effort,
     EpisodeRecord,
@@ -28,12 +28,10 @@ from netdojo.reports.records import (
     MonitorReport,
 )
 from netdojo.scenarios.model import Scenario
+from netdojo.tools.contract import Agent, AgentReport, EpisodeView
 from netdojo.tools.lab_tools import ToolLimits
 
 SETTLE_S = 10.0  # routing may still be converging when the agent answers
-
-
-Agent = Callable[[Episode], Awaitable[AgentReport]]
 
 
 async def _grade_settled(episode: Episode) -> Grade:
@@ -47,18 +45,25 @@ async def _grade_settled(episode: Episode) -> Grade:
     return grade
 
 
-async def _agent_turn(episode: Episode, agent: Agent, budget_s: float) -> AgentReport:
+async def _agent_turn(view: EpisodeView, agent: Agent, budget_s: float) -> AgentReport:
     with anyio.move_on_after(budget_s):
         try:
-            return await agent(episode)
+            return await agent(view)
         except Exception as exc:  # a crashing agent is its own outcome, never the harness's
-            return AgentReport(status="error", detail=f"{type(exc).__name__}: {exc}")
+            return AgentReport(status="error", detail=describe(exc))
     return AgentReport(status="timeout", detail=f"no answer within {budget_s:g}s")
 
 
 async def run_episode(
-    scenario: Scenario, agent: Agent, budgets: Budgets, episode_id: str, trial: int = 0
+    scenario: Scenario,
+    agent: Agent,
+    budgets: Budgets,
+    episode_id: str,
+    trial: int = 0,
+    calibration: bool = False,
 ) -> EpisodeRecord:
+    """One episode of ``scenario`` for ``agent``; in a ``calibration`` run the agent is told
+    which instance it works on (the oracle needs it)."""
     record = EpisodeRecord(
         episode_id=episode_id,
         scenario_id=scenario.id,
@@ -88,7 +93,7 @@ async def run_episode(
     record.timings.ready_s = round(time.monotonic() - started, 2)
     record.trajectory = episode.trajectory
     try:
-        await _judge(episode, agent, budgets, record)
+        await _judge(episode, agent, budgets, record, calibration)
     except JudgeError as exc:
         record.outcome, record.error = "judge_error", describe(exc)
     except Exception as exc:
@@ -100,7 +105,9 @@ async def run_episode(
     return record
 
 
-async def _judge(episode: Episode, agent: Agent, budgets: Budgets, record: EpisodeRecord) -> None:
+async def _judge(
+    episode: Episode, agent: Agent, budgets: Budgets, record: EpisodeRecord, calibration: bool
+) -> None:
     hidden = episode.scenario.hidden
     staged = list(episode.stages.values())[-1]  # its probes include every target
     passing = set(staged.passed)
@@ -111,12 +118,14 @@ async def _judge(episode: Episode, agent: Agent, budgets: Budgets, record: Episo
     turn_started = time.monotonic()
     async with anyio.create_task_group() as group:
         group.start_soon(monitor.watch)
-        report = await _agent_turn(episode, agent, budgets.time_budget_s)
+        report = await _agent_turn(episode.view(calibration), agent, budgets.time_budget_s)
         group.cancel_scope.cancel()
     agent_s = time.monotonic() - turn_started
     broken = episode.lab.failures[failures_before:] + await episode.lab.health()
     if broken:
         raise LabError(f"the lab broke during the agent's turn: {'; '.join(dict.fromkeys(broken))}")
+    if report.model is not None:
+        episode.trajectory.model = report.model
     watched: MonitorReport = monitor.finish(agent_s)
     judge_started = time.monotonic()
     try:
@@ -151,12 +160,18 @@ async def _judge(episode: Episode, agent: Agent, budgets: Budgets, record: Episo
 
 
 async def run_episode_with_retry(
-    scenario: Scenario, agent: Agent, budgets: Budgets, episode_id: str, trial: int = 0
+    scenario: Scenario,
+    agent: Agent,
+    budgets: Budgets,
+    episode_id: str,
+    trial: int = 0,
+    calibration: bool = False,
 ) -> EpisodeRecord:
     """An episode that fails for reasons not the agent's is run once more on a fresh lab."""
-    record = await run_episode(scenario, agent, budgets, episode_id, trial)
+    record = await run_episode(scenario, agent, budgets, episode_id, trial, calibration)
     if record.outcome in NOT_THE_AGENTS:
-        retried = await run_episode(scenario, agent, budgets, f"{episode_id}-retry", trial)
+        retry_id = f"{episode_id}-retry"
+        retried = await run_episode(scenario, agent, budgets, retry_id, trial, calibration)
         retried.attempts = 2
         retried.retried_because = f"{record.outcome}: {record.error}"
         return retried

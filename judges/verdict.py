@@ -21,7 +21,6 @@ from __future__ import annotations
 from typing import Literal
 
 from netdojo.reports.records import (
-    AgentStatus,
     Effort,
     Grade,
     MonitorReport,
@@ -29,6 +28,7 @@ from netdojo.reports.records import (
     Safety,
     Verdict,
 )
+from netdojo.tools.contract import AgentStatus
 from netdojo.tools.registry import refusal_unsafe
 from netdojo.tools.trajectory import Trajectory
 

@@ -1,8 +1,6 @@
-"""The error hierarchy shared by every layer of netdojo."""
+"""The lab runtime's errors, under the shared `NetdojoError`."""
 
-
-class NetdojoError(Exception):
-    """Base of every error netdojo raises on purpose."""
+from netdojo.errors import NetdojoError
 
 
 class PrerequisiteError(NetdojoError):
@@ -33,10 +31,3 @@ class UnknownDeviceError(LabError):
 
 class EngineUnavailable(LabError):
     """The Docker engine did not answer (stopped, restarting or unreachable)."""
-
-
-def describe(exc: BaseException) -> str:
-    """One line for an error; a task group's errors by their first."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return f"{type(exc).__name__}: {exc}"

@@ -16,8 +16,8 @@ from typing import Literal
 from docker.errors import NotFound
 from pydantic import BaseModel
 
+from netdojo.errors import NetdojoError
 from netdojo.labs.engine import client, engine_version, ensure_engine
-from netdojo.labs.errors import NetdojoError
 from netdojo.labs.image import build_image, device_image
 from netdojo.labs.kathara_settings import settings_current, settings_dir, write_settings
 from netdojo.labs.plugin.install import (

@@ -448,9 +448,8 @@ def stop_lab_detached(live: LiveLab) -> int:
     For a process about to exit: an MCP client that closes a stdio server allows it about two
     seconds before killing its process group, which a lab's teardown can outlast.
     """
-    code = "from netdojo.cli import main; main()"
     child = subprocess.Popen(
-        [sys.executable, "-c", code, "lab", "down", live.name],
+        [sys.executable, "-m", "netdojo.labs.teardown", live.name],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

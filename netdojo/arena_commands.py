@@ -2,35 +2,24 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
 from collections.abc import Callable
-from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import anyio
 import typer
-from rich.console import Console
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 
-from netdojo.credentials import (
-    AGENT_TOKEN,
-    GREEN_TOKEN,
-    PURPLE_TOKEN,
-    fresh_token,
-    is_loopback,
-    token_from,
-)
-from netdojo.labs.errors import NetdojoError
-from netdojo.labs.provision import require
-from netdojo.reports.records import AssessmentResult, Rate
-from netdojo.results_commands import write_run_reports
-from netdojo.servers.serving import free_port, serve_uvicorn, until_signal
+from netdojo.console import console, err, reap_leftovers
+from netdojo.credentials import AGENT_TOKEN, GREEN_TOKEN, PURPLE_TOKEN, is_loopback, token_from
+from netdojo.errors import NetdojoError
 
-console = Console()
-err = Console(stderr=True)
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+    from netdojo.reports.records import AssessmentResult, Rate
+
 DEFAULT_FAMILIES = ("static-routing", "ospf-adjacency", "host-config", "ospf-build")
 SERVED_TOKEN = (
     "A file holding the bearer token every A2A call must carry (the agent card stays public); "
@@ -71,7 +60,11 @@ def green(
     token_file: GreenTokenFile = None,
 ) -> None:
     """Serve the green agent (A2A): it runs assessments against purple agents."""
-    from netdojo.arena import green_app
+    import anyio
+
+    from netdojo.labs.provision import require
+    from netdojo.servers.apps import green_app
+    from netdojo.servers.serving import serve_uvicorn, until_signal
 
     token = token_from(token_file, GREEN_TOKEN)
     require()
@@ -98,11 +91,14 @@ def purple(
     card_url: Annotated[str | None, typer.Option(help="Public base URL for the card.")] = None,
     token_file: PurpleTokenFile = None,
 ) -> None:
-    """Serve a built-in purple agent (A2A)."""
-    from netdojo.arena import purple_app
+    """Serve a built-in purple agent (A2A); `llm` checks its model endpoint first."""
+    import anyio
+
+    from netdojo.servers.serving import serve_uvicorn, until_signal
 
     token = token_from(token_file, PURPLE_TOKEN)
-    app = purple_app(name, card_url or f"http://{host}:{port}", token)
+    _check_ready(name)
+    app = _purple_app(name, card_url or f"http://{host}:{port}", token)
     _warn_if_open(host, token, f"purple agent {name}", "hand it work", PURPLE_TOKEN)
 
     async def serve() -> None:
@@ -150,10 +146,15 @@ def run(
     Each episode is kept in the output folder as it ends; a run that was stopped is finished
     with --resume. The green agent (and a built-in purple agent) require a token made for the
     run; a purple agent given by URL gets the token in --agent-token-file or $NETDOJO_AGENT_TOKEN.
+    `--agent llm` checks its model endpoint ($NETDOJO_LLM_*) before any lab is deployed. The
+    exit status is 1 when every episode ended as the agent's error.
     """
-    from netdojo.judges.journal import merge
-    from netdojo.reports.summary import summarized
-    from netdojo.run_folder import keeper, open_run, reap_leftovers
+    import anyio
+
+    from netdojo.judges.journal import keeper, merge, open_run
+    from netdojo.labs.provision import require
+    from netdojo.reports.records import AssessmentResult
+    from netdojo.reports.summary import failed_for_the_agent, summarized
     from netdojo.scenario_commands import parse_seeds
 
     config: dict[str, Any] = {
@@ -176,8 +177,10 @@ def run(
     if agent_token_file is not None and not by_url:
         raise NetdojoError("--agent-token-file is for a purple agent given by URL")
     agent_token = token_from(agent_token_file, AGENT_TOKEN) if by_url else None
+    if not by_url:
+        _check_ready(spec.agent)
     require()
-    reap_leftovers(err)
+    reap_leftovers()
     if resume is None:
         journal.start(spec)
     elif earlier:
@@ -189,6 +192,23 @@ def run(
     merged = summarized(merge(AssessmentResult.model_validate(results["results"]), earlier))
     results["results"] = merged.model_dump(mode="json")
     _write(results, journal.folder)
+    cause = failed_for_the_agent(merged.episodes)
+    if cause is not None:
+        err.print(
+            f"[bold red]every episode failed for the agent:[/] {escape(cause)}", soft_wrap=True
+        )
+        raise typer.Exit(1)
+
+
+def _check_ready(name: str) -> None:
+    """A built-in agent's outside needs, checked before any lab is deployed for it."""
+    import anyio
+
+    from netdojo.clients.catalogue import check_ready
+
+    answered = anyio.run(check_ready, name)
+    if answered:
+        err.print(f"[dim]{escape(answered)}[/]")
 
 
 async def _run(
@@ -200,14 +220,19 @@ async def _run(
 ) -> dict[str, Any]:
     """The assessment over loopback A2A, the green agent (and a built-in purple agent) each
     requiring a token of their own; ``agent_token`` is for a purple agent given by URL."""
-    from netdojo.arena import green_app, purple_app
+    from contextlib import AsyncExitStack
+
+    from netdojo.clients.assessor import assess
+    from netdojo.credentials import fresh_token
+    from netdojo.servers.apps import green_app
+    from netdojo.servers.serving import free_port, serve_uvicorn
 
     async with AsyncExitStack() as stack:
         participant: dict[str, Any] = {"url": agent, "token": agent_token}
         if not agent.startswith(("http://", "https://")):
             port = free_port()
             participant = {"url": f"http://127.0.0.1:{port}", "token": fresh_token()}
-            app = purple_app(agent, participant["url"], participant["token"])
+            app = _purple_app(agent, participant["url"], participant["token"])
             await stack.enter_async_context(serve_uvicorn(app, "127.0.0.1", port))
         green_port, green_token = free_port(), fresh_token()
         green_url = f"http://127.0.0.1:{green_port}"
@@ -216,73 +241,31 @@ async def _run(
         request: dict[str, Any] = {"participants": {"agent": participant}, "config": config}
         if skip:
             request["skip"] = skip
-        artifacts = await assess(
-            green_url, request, show=True, on_episode=on_episode, token=green_token
-        )
+        table = _episodes_table()
+
+        def shown(update: dict[str, Any]) -> None:
+            _add_row(table, update["episode"])
+            if on_episode is not None:
+                on_episode(update)
+
+        with Live(table, console=console):
+            artifacts = await assess(green_url, request, on_episode=shown, token=green_token)
     return artifacts
 
 
-async def assess(
-    green_url: str,
-    request: dict[str, Any],
-    show: bool = False,
-    on_episode: Callable[[dict[str, Any]], None] | None = None,
-    token: str | None = None,
-) -> dict[str, Any]:
-    """Send an assessment request to a green agent; stream its progress; return its artifacts.
+def _purple_app(name: str, base_url: str, token: str | None) -> Starlette:
+    """A built-in purple agent over A2A: its policy from the catalogue, served by the servers."""
+    from netdojo.clients.catalogue import PURPLE_AGENTS, policy_factory
+    from netdojo.clients.purple import CallerContextBuilder, PurpleExecutor
+    from netdojo.servers.apps import purple_app
 
-    ``on_episode`` gets each finished episode as streamed: ``{"episode", "trajectory"}``;
-    ``token`` goes with every call, for a green agent that requires one.
-    """
-    import httpx
-    from a2a.client import ClientConfig, create_client
-    from a2a.helpers import get_data_parts, get_message_text, new_data_part, new_message
-    from a2a.types import Role, SendMessageRequest, TaskState
-
-    table = Table("episode", "family", "level", "seed", "outcome", "agent s", title="assessment")
-    artifacts: dict[str, Any] = {}
-    final = ""
-    message = new_message([new_data_part(request)], role=Role.ROLE_USER)
-    headers = {"Authorization": f"Bearer {token}"} if token else None
-    timeout = httpx.Timeout(None, connect=10.0)
-    async with httpx.AsyncClient(headers=headers, timeout=timeout) as http:
-        client_config = ClientConfig(streaming=True, httpx_client=http)
-        async with await create_client(green_url, client_config=client_config) as client:
-            live = Live(table, console=console) if show else contextlib.nullcontext()
-            with live:
-                async for response in client.send_message(SendMessageRequest(message=message)):
-                    kind = response.WhichOneof("payload")
-                    if kind == "status_update":
-                        status = response.status_update.status
-                        update = _as_dict(response.status_update.metadata)
-                        if "episode" in update and on_episode is not None:
-                            on_episode(update)
-                        if "episode" in update and show:
-                            _add_row(table, update["episode"])
-                        if status.state in (
-                            TaskState.TASK_STATE_REJECTED,
-                            TaskState.TASK_STATE_FAILED,
-                        ):
-                            raise NetdojoError(get_message_text(status.message))
-                        if status.HasField("message"):
-                            final = get_message_text(status.message)
-                    elif kind == "artifact_update":
-                        artifact = response.artifact_update.artifact
-                        artifacts[artifact.name] = get_data_parts(list(artifact.parts))[0]
-                    elif kind == "task" and response.task.status.state in (
-                        TaskState.TASK_STATE_REJECTED,
-                        TaskState.TASK_STATE_FAILED,
-                    ):
-                        raise NetdojoError(get_message_text(response.task.status.message))
-    if "results" not in artifacts:
-        raise NetdojoError(f"the green agent ended without results: {final}")
-    return artifacts
+    executor = PurpleExecutor(policy_factory(name))
+    builder = CallerContextBuilder()
+    return purple_app(name, PURPLE_AGENTS[name], executor, base_url, token, builder)
 
 
-def _as_dict(value: Any) -> dict[str, Any]:
-    from google.protobuf.json_format import MessageToDict
-
-    return value if isinstance(value, dict) else MessageToDict(value)
+def _episodes_table() -> Table:
+    return Table("episode", "family", "level", "seed", "outcome", "agent s", title="assessment")
 
 
 def _add_row(table: Table, episode: dict[str, Any]) -> None:
@@ -298,13 +281,13 @@ def _add_row(table: Table, episode: dict[str, Any]) -> None:
 
 
 def _write(artifacts: dict[str, Any], out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
+    from netdojo.judges.journal import write_results
+    from netdojo.reports.outputs import write_run_reports
+    from netdojo.reports.records import AssessmentResult
+
     result = AssessmentResult.model_validate(artifacts["results"])
-    (out / "results.json").write_text(result.model_dump_json(indent=1) + "\n")
-    folder = out / "trajectories"
-    folder.mkdir(exist_ok=True)
-    for item in (artifacts.get("trajectories") or {}).get("trajectories", []):
-        (folder / f"{item['episode_id']}.json").write_text(json.dumps(item["trajectory"], indent=1))
+    listed = (artifacts.get("trajectories") or {}).get("trajectories", [])
+    folder = write_results(out, result, listed)
     reports = write_run_reports(out)
     table = Table("measure", "value", "95% CI", "n", title=f"netdojo: {result.participant}")
     for name, rate in _rates(result):

@@ -1,24 +1,30 @@
-"""The ``netdojo`` command: thin typer verbs over the library; the work lives in the packages."""
+"""The ``netdojo`` command: thin typer verbs over the library; the work lives in the packages.
+
+A command imports what it uses when it runs, so ``netdojo --version`` and ``--help`` load
+neither the labs, the judge, the servers nor the scenario catalogue.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import anyio
 import typer
-from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.markup import escape
 from rich.table import Table
 
 from netdojo import __version__
 from netdojo.arena_commands import green, purple, run
-from netdojo.labs.errors import NetdojoError
+from netdojo.console import console
+from netdojo.console import err as err_console
+from netdojo.errors import NetdojoError
 from netdojo.mcp_command import mcp
-from netdojo.reports.runs import RunError
 from netdojo.results_commands import export, leaderboard, report
 from netdojo.scenario_commands import audit, scenarios_app
+
+if TYPE_CHECKING:
+    from netdojo.labs.provision import StepReport
 
 app = typer.Typer(
     name="netdojo",
@@ -40,8 +46,6 @@ app.command()(purple)
 app.command()(report)
 app.command()(export)
 app.command()(leaderboard)
-console = Console()
-err_console = Console(stderr=True)
 
 
 def _version(value: bool) -> None:
@@ -62,7 +66,8 @@ def main_options(
 @app.command()
 def setup() -> None:
     """Provision what labs need: Docker engine, device image, network plugin, settings."""
-    from netdojo.labs.provision import StepReport
+    from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+
     from netdojo.labs.provision import setup as run_setup
 
     with Progress(
@@ -139,6 +144,8 @@ def lab_up(
     name: Annotated[str | None, typer.Option(help="Name of the deployed lab.")] = None,
 ) -> None:
     """Deploy a Kathará lab folder; it stays up until `netdojo lab down NAME`."""
+    import anyio
+
     from netdojo.labs.labfolder import load_lab_folder
     from netdojo.labs.runtime import start_lab
 
@@ -174,15 +181,10 @@ def lab_exec(
 @lab_app.command("down")
 def lab_down(name: Annotated[str, typer.Argument(help="Lab name")]) -> None:
     """Tear a lab down."""
-    from netdojo.labs.reaper import netdojo_labs, remove_lab
+    from netdojo.labs.teardown import tear_down
 
-    matches = [info for info in netdojo_labs() if info.name == name]
-    if not matches:
-        known = ", ".join(info.name for info in netdojo_labs()) or "none"
-        raise NetdojoError(f"no lab named {name!r}; labs: {known}")
     with console.status(f"tearing down {name}"):
-        for info in matches:
-            remove_lab(info)
+        tear_down(name)
     console.print(f"lab [bold]{name}[/] is down")
 
 
@@ -205,6 +207,10 @@ def lab_list(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")
 def main() -> None:
     try:
         app()
-    except (NetdojoError, RunError) as exc:
-        err_console.print(f"[bold red]error:[/] {exc}")
+    except NetdojoError as exc:
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise SystemExit(2) from None
+
+
+if __name__ == "__main__":
+    main()

@@ -8,8 +8,7 @@ import os
 import secrets
 from pathlib import Path
 
-from netdojo.labs.errors import NetdojoError
-from netdojo.servers.bearer import check_token
+from netdojo.errors import NetdojoError
 
 GREEN_TOKEN = "NETDOJO_GREEN_TOKEN"
 PURPLE_TOKEN = "NETDOJO_PURPLE_TOKEN"
@@ -19,6 +18,8 @@ AGENT_TOKEN = "NETDOJO_AGENT_TOKEN"
 def token_from(file: Path | None, variable: str) -> str | None:
     """The token in ``file`` (surrounding whitespace dropped), else in the environment variable
     ``variable``; None when neither is given."""
+    from netdojo.servers.bearer import check_token
+
     if file is not None:
         try:
             given, source = file.read_text().strip(), str(file)

@@ -1,7 +1,7 @@
 """``netdojo mcp``: serve a practice session or one evaluation episode over stdio or HTTP.
 
 On stdio, standard output carries the protocol only; everything else goes to standard error.
-An evaluation episode's id, and so its HTTP endpoint's path, is random: it names no scenario.
+The hosting itself is `netdojo.servers.mcp_hosting`.
 """
 
 from __future__ import annotations
@@ -11,20 +11,13 @@ import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-import anyio
 import typer
-from rich.console import Console
 
-from netdojo.labs.provision import StepReport, require
-from netdojo.run_folder import reap_leftovers
-from netdojo.scenarios.generate import check_choice, generate
+from netdojo.console import err, reap_leftovers
 
 if TYPE_CHECKING:
-    from mcp.server import MCPServer
+    from netdojo.labs.provision import StepReport
 
-    from netdojo.judges.episode import Episode
-
-err = Console(stderr=True)
 TOKEN_ENV = "NETDOJO_MCP_TOKEN"
 
 
@@ -50,79 +43,35 @@ def mcp(
     ] = None,
 ) -> None:
     """Serve netdojo's tools over MCP: practice mode, or one episode with --family."""
+    from functools import partial
+
+    import anyio
+
+    from netdojo.labs.provision import require
+    from netdojo.scenarios.generate import check_choice
+    from netdojo.servers.mcp_hosting import host_mcp
+
     if family is not None:
         check_choice(family, level, seed)
     require(on_end=_report_done)
-    reap_leftovers(err)
+    reap_leftovers()
     token = token or os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
-    anyio.run(_serve, family, level, seed, http, host, port, token, idle_minutes, trajectory)
+    serve = partial(
+        host_mcp,
+        family,
+        level,
+        seed,
+        http=http,
+        host=host,
+        port=port,
+        token=token,
+        idle_minutes=idle_minutes,
+        trajectory=trajectory,
+        say=err.print,
+    )
+    anyio.run(serve)
 
 
 def _report_done(report: StepReport) -> None:
     if report.action == "done":
         err.print(f"[dim]{report.name}: {report.detail}[/]")
-
-
-async def _serve(
-    family: str | None,
-    level: int,
-    seed: int,
-    http: bool,
-    host: str,
-    port: int,
-    token: str,
-    idle_minutes: float,
-    trajectory: Path | None,
-) -> None:
-    from netdojo.judges.episode import new_episode_id, open_episode
-    from netdojo.servers.mcp_server import evaluation_server, practice_server
-    from netdojo.servers.practice import PracticeSession
-
-    episode: Episode | None = None
-    session = PracticeSession()
-    async with anyio.create_task_group() as group:
-        group.start_soon(_cancel_on_signal, group.cancel_scope)
-        try:
-            if family is None:
-                server, key = practice_server(session), "practice"
-                if http:
-                    group.start_soon(session.end_when_idle, idle_minutes * 60)
-            else:
-                scenario = generate(family, level, seed)
-                err.print(f"staging {family} L{level} seed {seed} ({scenario.id}) …")
-                key = new_episode_id()
-                episode = await open_episode(scenario, key)
-                err.print(f"ready in {episode.ready_s:.1f}s")
-                server = evaluation_server(episode.tools)
-            if http:
-                await _serve_http(server, key, host, port, token)
-            else:
-                await server.run_stdio_async()
-        finally:
-            # On stdio the client kills the process soon after it leaves: hand the lab over.
-            with anyio.CancelScope(shield=True):
-                await session.close(detach=not http)
-                if episode is not None:
-                    if trajectory is not None:
-                        episode.trajectory.write(trajectory)
-                    await episode.close(detach=not http)
-        group.cancel_scope.cancel()
-
-
-async def _cancel_on_signal(scope: anyio.CancelScope) -> None:
-    from netdojo.servers.serving import until_signal
-
-    await until_signal()
-    scope.cancel()
-
-
-async def _serve_http(server: MCPServer, key: str, host: str, port: int, token: str) -> None:
-    from netdojo.servers.endpoints import EndpointHost
-    from netdojo.servers.serving import serve_uvicorn
-
-    endpoints = EndpointHost(host, port)
-    async with serve_uvicorn(endpoints.app, host, port):
-        endpoint = await endpoints.add(key, server, token)
-        err.print(f"MCP endpoint: {endpoint.url}")
-        err.print(f"bearer token: {token}")
-        await anyio.sleep_forever()

@@ -7,21 +7,17 @@ import json
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
-from netdojo.reports.compare import RunComparison, compare_runs
-from netdojo.reports.records import Rate
-from netdojo.reports.runs import Run, load_run, load_runs
+from netdojo.console import console, err
 
-console = Console()
-err = Console(stderr=True)
-REPORT = "report.html"
-SUMMARY = "summary.md"
+if TYPE_CHECKING:
+    from netdojo.reports.records import Rate
+
 LEADERBOARD_COLUMNS = ("#", "agent", "score % (CI)", "correct", "safe", "calls", "secs", "inst.",
                        "eps.", "out")  # fmt: skip
 
@@ -43,56 +39,6 @@ class Only(StrEnum):
     solved_safe = "solved-safe"
 
 
-def evaluation_tools() -> tuple[str, list[dict[str, Any]]]:
-    """The instructions and tools an evaluated agent is served, as OpenAI-style definitions."""
-    from netdojo.servers.mcp_server import INSTRUCTIONS
-    from netdojo.tools.registry import tool_specs
-
-    tools = [
-        {
-            "type": "function",
-            "function": {
-                "name": spec.name,
-                "description": spec.description,
-                "parameters": spec.input_schema(),
-            },
-        }
-        for spec in tool_specs()
-    ]
-    return INSTRUCTIONS, tools
-
-
-def _comparisons(runs: list[Run]) -> list[RunComparison]:
-    comparisons = []
-    for other in runs[1:]:
-        try:
-            comparisons.append(compare_runs(runs[0], other))
-        except ValueError as exc:
-            err.print(f"[yellow]no paired comparison:[/] {exc}")
-    return comparisons
-
-
-def write_report(runs: list[Run], html_path: Path, markdown_path: Path | None = None) -> str:
-    """Write the HTML report (and the Markdown summary); return the Markdown."""
-    from netdojo.reports.markdown import summary_markdown
-    from netdojo.reports.redact import environment_secrets, scrub_text
-    from netdojo.reports.report import render_report
-
-    comparisons = _comparisons(runs)
-    html_path.parent.mkdir(parents=True, exist_ok=True)
-    html_path.write_text(render_report(runs, comparisons))
-    markdown = scrub_text(summary_markdown(runs, comparisons), environment_secrets())
-    if markdown_path is not None:
-        markdown_path.write_text(markdown)
-    return markdown
-
-
-def write_run_reports(out: Path) -> list[Path]:
-    """After `netdojo run`: the run's `summary.md` and `report.html`, next to its results."""
-    write_report([load_run(out)], out / REPORT, out / SUMMARY)
-    return [out / SUMMARY, out / REPORT]
-
-
 def report(
     run_dir: RunDir,
     compare: Annotated[
@@ -104,13 +50,16 @@ def report(
         ),
     ] = None,
     output: Annotated[
-        Path | None, typer.Option(help=f"The HTML file to write [default: DIR/{REPORT}].")
+        Path | None, typer.Option(help="The HTML file to write [default: DIR/report.html].")
     ] = None,
 ) -> None:
     """Write a self-contained HTML report of a run (and others to compare); print its summary."""
+    from netdojo.reports.outputs import REPORT, write_report
+    from netdojo.reports.runs import load_runs
+
     runs = load_runs([run_dir, *(compare or [])])
     target = output or run_dir / REPORT
-    print(write_report(runs, target), end="")
+    print(write_report(runs, target, skipped=_not_compared), end="")
     err.print(f"report: {target} ({target.stat().st_size / 1e6:.2f} MB)")
 
 
@@ -126,6 +75,8 @@ def export(
 ) -> None:
     """Export episodes as JSONL: chat messages for fine-tuning (sft) or ATIF trajectories."""
     from netdojo.reports.export import export_lines
+    from netdojo.reports.runs import load_runs
+    from netdojo.servers.mcp_server import evaluation_tools
 
     runs = load_runs(run_dirs)
     system, tools = evaluation_tools()
@@ -140,6 +91,10 @@ def export(
     err.print(f"exported {count} episodes ({format.value}){f' to {output}' if output else ''}")
 
 
+def _not_compared(reason: str) -> None:
+    err.print(f"[yellow]no paired comparison:[/] {reason}")
+
+
 def _cell(rate: Rate) -> str:
     return f"{100 * rate.value:.0f} ({100 * rate.ci_low:.0f}-{100 * rate.ci_high:.0f})"
 
@@ -150,6 +105,7 @@ def leaderboard(
 ) -> None:
     """Merge runs per agent into a ranked table: correct-and-safe score, then effort."""
     from netdojo.reports.leaderboard import leaderboard as build
+    from netdojo.reports.runs import load_runs
 
     board = build(load_runs(list(dict.fromkeys(run_dirs))))
     if as_json:

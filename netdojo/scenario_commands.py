@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import anyio
 import typer
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -18,12 +16,12 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from netdojo.judges.audit import AuditRecord, audit_instance
-from netdojo.scenarios import registry
-from netdojo.scenarios.generate import check_choice, generate
+from netdojo.console import console, err
+
+if TYPE_CHECKING:
+    from netdojo.judges.audit import AuditRecord
 
 scenarios_app = typer.Typer(help="The scenario catalogue: families, fault types, instances.")
-console = Console()
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -48,6 +46,8 @@ def list_families(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Every family with its kind, fault or task types, and levels."""
+    from netdojo.scenarios import registry
+
     if as_json:
         families = [
             {"name": f.name, "kind": f.kind, "types": list(f.types), "levels": list(f.levels)}
@@ -70,6 +70,8 @@ def show(
     reveal: Annotated[bool, typer.Option(help="Also print the hidden half.")] = False,
 ) -> None:
     """One instance: its public half (brief, topology); the hidden half only with --reveal."""
+    from netdojo.scenarios.generate import check_choice, generate
+
     check_choice(family, level, seed)
     scenario = generate(family, level, seed)
     include = None if reveal else {"id", "family", "level", "seed", "kind", "public"}
@@ -95,7 +97,12 @@ def audit(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Audit instances on live labs: fault active, symptoms real, reference fix passes."""
+    import anyio
+
+    from netdojo.judges.audit import audit_instance
     from netdojo.labs.reaper import reap
+    from netdojo.scenarios import registry
+    from netdojo.scenarios.generate import check_choice
 
     chosen = _csv(families, list(registry.families()))
     level_list = [int(level) for level in _csv(levels, ["1"])]
@@ -106,7 +113,7 @@ def audit(
     reap()
     jobs = [(f, lv, s) for f in chosen for lv in level_list for s in seed_list]
     records: list[AuditRecord] = []
-    out = Console(stderr=True) if as_json else console
+    out = err if as_json else console
 
     async def run_all(progress: Progress, task: TaskID) -> None:
         limiter = anyio.Semaphore(concurrency)

@@ -89,6 +89,19 @@ def _excluded(run: Run) -> list[str]:
     ]
 
 
+def spent(summary: Summary) -> str:
+    """The run's agent turns and tokens in and out, as totals; "?" for what was not reported."""
+    figures = (summary.turns, summary.tokens_in, summary.tokens_out)
+    turns, tokens_in, tokens_out = ("?" if v is None else f"{v:,}" for v in figures)
+    return f"{turns} turns, {tokens_in} tokens in, {tokens_out} tokens out"
+
+
+def _spent(summary: Summary) -> str:
+    if summary.turns is None and summary.tokens_in is None and summary.tokens_out is None:
+        return ""
+    return f" Agent effort in total: {spent(summary)}."
+
+
 def run_markdown(run: Run) -> list[str]:
     summary = run.summary
     excluded = ", ".join(f"{k} {v}" for k, v in summary.excluded.items()) or "none"
@@ -97,7 +110,7 @@ def run_markdown(run: Run) -> list[str]:
         f"## {run.result.participant}",
         "",
         f"{summary.counted} of {summary.episodes} episodes counted (outcomes: {outcomes}); "
-        f"left out: {excluded}.",
+        f"left out: {excluded}.{_spent(summary)}",
         "",
         *_headline(summary),
         *_breakdowns(summary),

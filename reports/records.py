@@ -28,7 +28,6 @@ Outcome = Literal[
     "judge_error",
     "environment_invalid",
 ]
-AgentStatus = Literal["done", "error", "timeout"]
 NOT_THE_AGENTS = ("infra_error", "judge_error", "environment_invalid")
 """Outcomes that are not the agent's doing: retried once, then left out of every rate."""
 
@@ -133,16 +132,6 @@ class Budgets(BaseModel):
     time_budget_s: float = Field(default=600.0, gt=0)
 
 
-class AgentReport(BaseModel):
-    """What the agent side says of its turn."""
-
-    status: AgentStatus = "done"
-    detail: str = ""
-    turns: int | None = None
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-
-
 class Timings(BaseModel):
     ready_s: float = 0.0
     agent_s: float = 0.0
@@ -219,6 +208,15 @@ class Summary(BaseModel):
     wall_s: Rate = Field(description="mean seconds of the agent's turn")
     state_changing_calls: Rate | None = Field(
         default=None, description="mean state-changing calls per counted episode"
+    )
+    turns: int | None = Field(
+        default=None, description="agent turns over every judged episode, when it reports them"
+    )
+    tokens_in: int | None = Field(
+        default=None, description="prompt tokens over every judged episode, when reported"
+    )
+    tokens_out: int | None = Field(
+        default=None, description="completion tokens over every judged episode, when reported"
     )
 
 

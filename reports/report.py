@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from netdojo.reports.compare import RunComparison
-from netdojo.reports.markdown import mean, pct
+from netdojo.reports.markdown import mean, pct, spent
 from netdojo.reports.plots import OUTCOME_COLOURS, Plot, Series, all_plots
 from netdojo.reports.records import NOT_THE_AGENTS, EpisodeRecord, Rate
 from netdojo.reports.redact import environment_secrets, scrub_text
@@ -171,6 +171,7 @@ def _headline_section(series: Sequence[Series], text: _Text) -> str:
                 *_rate_cells([s.correct, s.safe, s.solved]),
                 _td(html.escape(mean(s.tool_calls)), numeric=True),
                 _td(html.escape(mean(s.wall_s)), numeric=True),
+                _td(html.escape(spent(s))),
                 _td(str(s.counted), numeric=True),
                 _td(html.escape(left_out)),
             ]
@@ -182,6 +183,7 @@ def _headline_section(series: Sequence[Series], text: _Text) -> str:
         "solved",
         "tool calls",
         "agent s",
+        "turns and tokens (total)",
         "counted",
         "left out (not the agent's)",
     ]

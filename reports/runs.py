@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from netdojo.errors import NetdojoError
 from netdojo.reports.records import AssessmentResult, EpisodeRecord, Summary
 from netdojo.reports.summary import summarize
 from netdojo.tools.trajectory import Trajectory
@@ -21,9 +22,8 @@ RESULTS = "results.json"
 TRAJECTORIES = "trajectories"
 
 
-class RunError(Exception):
-    """A directory that does not hold a readable run. (Reading results needs no lab, so this
-    is not a `NetdojoError`, whose hierarchy lives with the lab runtime.)"""
+class RunError(NetdojoError):
+    """A directory that does not hold a readable run."""
 
 
 @dataclass

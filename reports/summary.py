@@ -3,7 +3,9 @@
 Episodes that failed for reasons not the agent's (`infra_error`, `judge_error`,
 `environment_invalid`) are counted apart and left out of every rate. Correctness, safety
 and the solve rate are broken down by family, level and kind; when instances ran several
-trials, pass@k and pass^k are averaged over instances with bootstrap intervals.
+trials, pass@k and pass^k are averaged over instances with bootstrap intervals. The model's
+turns and tokens are totalled over every judged episode, the agent's errors included: what the
+run cost.
 """
 
 from __future__ import annotations
@@ -88,9 +90,16 @@ def trial_stats(records: Sequence[EpisodeRecord]) -> TrialStats | None:
     return TrialStats(trials=most, instances=len(per_instance), pass_at_k=at, pass_hat_k=hat)
 
 
+def total(values: Sequence[int | None]) -> int | None:
+    """The sum of the values reported; None when none is."""
+    given = [v for v in values if v is not None]
+    return sum(given) if given else None
+
+
 def summarize(records: Sequence[EpisodeRecord]) -> Summary:
     kept = counted(records)
     judged = [r.verdict for r in kept if r.verdict is not None]
+    spent = [r.verdict.effort for r in records if r.verdict is not None]
     breakdown = {
         name: {group: group_rates(rs) for group, rs in _grouped(kept, key).items()}
         for name, key in BREAKDOWNS.items()
@@ -110,7 +119,19 @@ def summarize(records: Sequence[EpisodeRecord]) -> Summary:
         tool_calls=bootstrap_mean([v.effort.tool_calls for v in judged]),
         wall_s=bootstrap_mean([v.effort.wall_s for v in judged]),
         state_changing_calls=bootstrap_mean([v.effort.state_changing_calls for v in judged]),
+        turns=total([e.turns for e in spent]),
+        tokens_in=total([e.tokens_in for e in spent]),
+        tokens_out=total([e.tokens_out for e in spent]),
     )
+
+
+def failed_for_the_agent(records: Sequence[EpisodeRecord]) -> str | None:
+    """When every episode ended as the agent's error (an agent whose endpoint never answered),
+    the first episode's cause; None otherwise."""
+    if not records or any(r.outcome != "agent_error" for r in records):
+        return None
+    first = records[0]
+    return (first.verdict.detail if first.verdict else None) or first.error or "agent_error"
 
 
 def summarized(assessment: Assessment) -> AssessmentResult:

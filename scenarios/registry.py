@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from netdojo.labs.errors import NetdojoError
+from netdojo.errors import NetdojoError
 from netdojo.scenarios.constructive import IntentKind
 from netdojo.scenarios.faults.base import FaultContext, FaultPlan
 from netdojo.scenarios.model import STANDARD_TOOLS, Kind

@@ -44,20 +44,29 @@ from pydantic import (
     model_validator,
 )
 
+from netdojo.errors import describe
 from netdojo.judges.assessment import AssessmentConfig, Slot, run_assessment, schedule
-from netdojo.judges.episode import Episode
-from netdojo.judges.runner import Agent
-from netdojo.labs.errors import describe
-from netdojo.reports.records import AgentReport, EpisodeRecord
+from netdojo.reports.records import EpisodeRecord
 from netdojo.reports.summary import summarized
 from netdojo.scenarios.model import Scenario
 from netdojo.servers.bearer import check_token
 from netdojo.servers.endpoints import EndpointHost
-from netdojo.servers.mcp_server import evaluation_server
+from netdojo.servers.mcp_server import episode_server
 from netdojo.servers.withheld import MARK, hide, participant_tokens, without
+from netdojo.tools.contract import (
+    HANDOFF_KEY,
+    RESULT_KEY,
+    Agent,
+    AgentReport,
+    EpisodeView,
+    Handoff,
+    ListedTool,
+    Reply,
+    ReplyUsage,
+)
+from netdojo.tools.lab_tools import LabTools
+from netdojo.tools.trajectory import scrubbed
 
-HANDOFF_KEY = "netdojo_episode"
-RESULT_KEY = "netdojo_result"
 ORACLE_NAME = "netdojo-oracle"
 MAX_BAD_REPLIES = 3
 RESULT_TEXT_CAP = 12_000
@@ -186,50 +195,67 @@ async def _send(client: Any, message: Message) -> Message:
     return reply
 
 
-def _data(message: Message, key: str) -> Any:
-    for part in get_data_parts(list(message.parts)):
-        if isinstance(part, dict) and key in part:
-            return part[key]
-    return None
+def _reply_data(reply: Message) -> Reply:
+    """The reply's data part as the contract reads it: the first that reads; else empty."""
+    for part in get_data_parts(list(reply.parts)):
+        if isinstance(part, dict):
+            try:
+                data = Reply.model_validate(part)
+            except ValidationError:
+                continue
+            if data.model_fields_set:
+                return data
+    return Reply()
 
 
 def _report(reply: Message, turns: int) -> AgentReport:
-    usage = _data(reply, "usage") or {}
-    tokens_in, tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    return AgentReport(
-        detail=get_message_text(reply)[:2000],
-        turns=int(usage.get("turns") or turns),
-        tokens_in=int(tokens_in) if tokens_in else None,
-        tokens_out=int(tokens_out) if tokens_out else None,
-    )
+    """The agent's report from its reply: its answer or error, its effort (``turns`` counted
+    here unless it counts them) and its model's record."""
+    data = _reply_data(reply)
+    usage = data.usage or ReplyUsage()
+    given: dict[str, Any] = {
+        "status": "error" if data.error else "done",
+        "detail": data.error or get_message_text(reply)[:2000],
+        "turns": usage.turns or turns,
+    }
+    if usage.prompt_tokens:
+        given["tokens_in"] = usage.prompt_tokens
+    if usage.completion_tokens:
+        given["tokens_out"] = usage.completion_tokens
+    return AgentReport.of(data.model, **given)
 
 
-def handoff(episode_id: str, scenario: Scenario, reveal: bool, **extra: Any) -> dict[str, Any]:
-    """The episode as the purple agent is handed it: its opaque id and ``extra``; the identity
-    of ``scenario`` only if ``reveal`` (a calibration run, for the oracle)."""
-    data: dict[str, Any] = {"episode_id": episode_id, **extra}
-    if reveal:
-        data["scenario"] = {
-            "family": scenario.family,
-            "level": scenario.level,
-            "seed": scenario.seed,
-        }
-    return data
+def handoff(view: EpisodeView, **given: Any) -> dict[str, Any]:
+    """The episode as the purple agent is handed it: its opaque id and ``given`` (mode,
+    endpoint, tools); the instance's identity only when the view has it (calibration)."""
+    if view.scenario is not None:
+        given["scenario"] = view.scenario
+    handed = Handoff(episode_id=view.episode_id, **given)
+    return handed.model_dump(mode="json", exclude_unset=True)
+
+
+def _tools_of(view: EpisodeView) -> LabTools:
+    if view.handle is None:
+        raise ValueError(f"episode {view.episode_id!r} has no tools in this process")
+    return view.handle
 
 
 async def _keeping_secrets(
-    episode: Episode, secrets: list[str], turn: Awaitable[AgentReport]
+    view: EpisodeView, secrets: list[str], turn: Awaitable[AgentReport]
 ) -> AgentReport:
-    """The agent's ``turn``, with ``secrets`` taken out of its trajectory, its answer and the
-    error it failed with (an agent may echo a token anywhere)."""
+    """The agent's ``turn``, with ``secrets`` taken out of its trajectory, its answer or the
+    error it failed with, and its model's turns (an agent may echo a token anywhere)."""
     try:
         report = await turn
     except Exception as exc:  # recorded as the runner records a crash, without the secrets
         report = AgentReport(status="error", detail=describe(exc))
     finally:
         for secret in secrets:
-            episode.trajectory.redact(secret, MARK)
+            _tools_of(view).trajectory.redact(secret, MARK)
     report.detail = hide(report.detail, secrets)
+    if report.model is not None:
+        for secret in secrets:
+            report.model = scrubbed(report.model, secret, MARK)
     return report
 
 
@@ -240,25 +266,22 @@ def _secrets(participant: Participant) -> list[str]:
 def mcp_agent(participant: Participant, endpoints: EndpointHost, config: AssessmentConfig) -> Agent:
     """The purple agent ``participant``, handed an MCP endpoint of its own for the episode."""
 
-    async def turn(episode: Episode, url: str, token: str) -> AgentReport:
-        key = episode.trajectory.episode
-        given = handoff(
-            key, episode.scenario, config.calibration, mode="mcp", mcp_url=url, token=token
-        )
+    async def turn(view: EpisodeView, url: str, token: str) -> AgentReport:
+        given = handoff(view, mode="mcp", mcp_url=url, token=token)
         message = new_message(
-            [new_text_part(episode.scenario.public.brief), new_data_part({HANDOFF_KEY: given})],
-            context_id=key,
+            [new_text_part(view.brief), new_data_part({HANDOFF_KEY: given})],
+            context_id=view.episode_id,
             role=Role.ROLE_USER,
         )
         async with _a2a_client(participant, config.time_budget_s + 30) as client:
             return _report(await _send(client, message), turns=1)
 
-    async def agent(episode: Episode) -> AgentReport:
-        key = episode.trajectory.episode
-        endpoint = await endpoints.add(key, evaluation_server(episode.tools))
+    async def agent(view: EpisodeView) -> AgentReport:
+        key = view.episode_id
+        endpoint = await endpoints.add(key, episode_server(view))
         try:
-            work = turn(episode, endpoint.url, endpoint.token)
-            return await _keeping_secrets(episode, [endpoint.token, *_secrets(participant)], work)
+            work = turn(view, endpoint.url, endpoint.token)
+            return await _keeping_secrets(view, [endpoint.token, *_secrets(participant)], work)
         finally:
             endpoints.remove(key)
 
@@ -268,26 +291,26 @@ def mcp_agent(participant: Participant, endpoints: EndpointHost, config: Assessm
 def text_agent(participant: Participant, config: AssessmentConfig) -> Agent:
     """The purple agent ``participant`` working by messages: one JSON action per reply."""
 
-    async def agent(episode: Episode) -> AgentReport:
-        return await _keeping_secrets(episode, _secrets(participant), turn(episode))
+    async def agent(view: EpisodeView) -> AgentReport:
+        return await _keeping_secrets(view, _secrets(participant), turn(view))
 
-    async def turn(episode: Episode) -> AgentReport:
-        key = episode.trajectory.episode
+    async def turn(view: EpisodeView) -> AgentReport:
+        key = view.episode_id
         async with (
-            Client(evaluation_server(episode.tools)) as tools,
+            Client(episode_server(view)) as tools,
             _a2a_client(participant, config.time_budget_s + 30) as client,
         ):
             listed = [
-                {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                ListedTool(name=t.name, description=t.description, input_schema=t.input_schema)
                 for t in (await tools.list_tools()).tools
             ]
             instructions = (
-                f"{episode.scenario.public.brief}\n\nReply with exactly one JSON action per "
+                f"{view.brief}\n\nReply with exactly one JSON action per "
                 'message: {"tool": "<name>", "arguments": {...}}. Tools: '
-                + ", ".join(str(t["name"]) for t in listed)
+                + ", ".join(t.name for t in listed)
                 + '. Finish with {"tool": "submit", "arguments": {"summary": "..."}}.'
             )
-            given = handoff(key, episode.scenario, config.calibration, mode="text", tools=listed)
+            given = handoff(view, mode="text", tools=listed)
             message = new_message(
                 [new_text_part(instructions), new_data_part({HANDOFF_KEY: given})],
                 context_id=key,
@@ -297,6 +320,9 @@ def text_agent(participant: Participant, config: AssessmentConfig) -> Agent:
             while True:
                 reply = await _send(client, message)
                 turns += 1
+                report = _report(reply, turns)
+                if report.status == "error":
+                    return report
                 action = _action(reply)
                 if action is None:
                     bad += 1
@@ -307,7 +333,7 @@ def text_agent(participant: Participant, config: AssessmentConfig) -> Agent:
                     tool, arguments = action
                     called = await tools.call_tool(tool, arguments)
                     if tool == "submit" and not called.is_error:
-                        return _report(reply, turns)
+                        return report
                     text = "".join(getattr(p, "text", "") for p in called.content)
                     result = (
                         {"error": text}
@@ -325,7 +351,7 @@ def text_agent(participant: Participant, config: AssessmentConfig) -> Agent:
 
 
 def _action(reply: Message) -> tuple[str, dict[str, Any]] | None:
-    action = _data(reply, "action")
+    action: Any = _reply_data(reply).action
     if action is None:
         try:
             action = json.loads(get_message_text(reply).strip())

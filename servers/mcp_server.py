@@ -20,12 +20,13 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, create_model
 
 from netdojo import __version__
-from netdojo.labs.errors import NetdojoError
+from netdojo.errors import NetdojoError
 from netdojo.reports.records import Grade
 from netdojo.scenarios.model import LAB_TOOLS, STANDARD_TOOLS, PublicHalf
 from netdojo.servers.practice import BriefView, EndResult, FamilyInfo, PracticeSession, Started
+from netdojo.tools.contract import EpisodeView
 from netdojo.tools.lab_tools import LabTools, ToolFailure
-from netdojo.tools.registry import tool_spec
+from netdojo.tools.registry import tool_spec, tool_specs
 from netdojo.tools.spec import ToolSpec
 from netdojo.tools.topology import mermaid
 
@@ -108,6 +109,32 @@ def evaluation_server(tools: LabTools, tool_names: Sequence[str] = STANDARD_TOOL
         return _topology_markdown(tools.public)
 
     return server
+
+
+def episode_server(view: EpisodeView) -> MCPServer:
+    """The evaluation server of an episode that runs in this process, built from its view's
+    handle with the tools the view names."""
+    if view.handle is None:
+        raise ValueError(f"episode {view.episode_id!r} has no tools in this process")
+    return evaluation_server(view.handle, view.tool_names or STANDARD_TOOLS)
+
+
+def evaluation_tools(
+    tool_names: Sequence[str] = STANDARD_TOOLS,
+) -> tuple[str, list[dict[str, Any]]]:
+    """The instructions and tools an evaluated agent is served, as OpenAI-style definitions."""
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": spec.name,
+                "description": spec.description,
+                "parameters": spec.input_schema(),
+            },
+        }
+        for spec in tool_specs(tool_names)
+    ]
+    return INSTRUCTIONS, tools
 
 
 def practice_server(session: PracticeSession) -> MCPServer:

@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable
 import anyio
 from pydantic import BaseModel, Field
 
+from netdojo.errors import NetdojoError
 from netdojo.judges.episode import Episode, new_episode_id, open_episode
-from netdojo.labs.errors import NetdojoError
 from netdojo.reports.records import Grade
 from netdojo.scenarios import registry
 from netdojo.scenarios.generate import check_choice, generate

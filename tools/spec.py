@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict
 
-from netdojo.labs.errors import NetdojoError
+from netdojo.errors import NetdojoError
 
 if TYPE_CHECKING:
     from netdojo.labs.runtime import LiveLab

@@ -1,4 +1,6 @@
-"""The trajectory of an episode: every tool call with its arguments, result and timing."""
+"""The trajectory of an episode: every tool call with its arguments, result and timing, and,
+for an agent driven by a model, what the model did turn by turn (kept by the agent, readable
+after its run even when the run failed)."""
 
 from __future__ import annotations
 
@@ -6,12 +8,14 @@ import json
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
 MARK = "[redacted]"
 """What stands in a record where a secret was."""
+
+Record = TypeVar("Record", bound=BaseModel)
 
 
 def storable(value: Any) -> Any:
@@ -24,6 +28,76 @@ def storable(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [storable(v) for v in value]
     return value
+
+
+def scrubbed(record: Record, secret: str, mark: str = MARK) -> Record:
+    """``record`` with every occurrence of ``secret`` replaced by ``mark`` (``record`` itself
+    when it holds none)."""
+    dumped, escaped = record.model_dump_json(), json.dumps(secret)[1:-1]
+    if not secret or escaped not in dumped:
+        return record
+    return type(record).model_validate_json(dumped.replace(escaped, mark))
+
+
+CallForm = Literal["native", "fenced", "tagged", "python_tag", "mistral", "json"]
+Rejection = Literal["unknown_tool", "invalid_arguments", "malformed"]
+
+
+class RawCall(BaseModel):
+    """A call as the model wrote it: ``arguments`` is the raw JSON text of a native call, the
+    decoded object of one found in the text."""
+
+    name: str
+    arguments: Any = None
+    id: str | None = None
+
+
+class RejectedCall(BaseModel):
+    """A call that was not run, and the error the model was told."""
+
+    name: str
+    reason: Rejection
+    error: str
+
+
+class ModelTurn(BaseModel):
+    """One reply of the model."""
+
+    index: int
+    text: str = ""
+    tool_calls: list[RawCall] = Field(default_factory=list)
+    form: CallForm | None = Field(default=None, description="how the calls were written")
+    rejected: list[RejectedCall] = Field(default_factory=list)
+    finish_reason: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+
+
+class Usage(BaseModel):
+    """The totals over the turns."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    turns: int = 0
+
+
+class ModelRecord(BaseModel):
+    """Every turn of one run, the totals, and the one-line error the run ended with, if any."""
+
+    turns: list[ModelTurn] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    error: str | None = None
+
+    def add(self, turn: ModelTurn) -> None:
+        self.turns.append(turn)
+        self.usage.prompt_tokens += turn.prompt_tokens
+        self.usage.completion_tokens += turn.completion_tokens
+        self.usage.turns += 1
+
+    @property
+    def rejected(self) -> list[RejectedCall]:
+        return [call for turn in self.turns for call in turn.rejected]
 
 
 class Step(BaseModel):
@@ -45,6 +119,9 @@ class Trajectory(BaseModel):
     brief: str | None = Field(default=None, description="the task as handed to the agent")
     steps: list[Step] = Field(default_factory=list)
     submitted: str | None = Field(default=None, description="the agent's summary at submit")
+    model: ModelRecord | None = Field(
+        default=None, description="the model's turns and totals, when the agent reports them"
+    )
 
     def record(
         self,
@@ -79,13 +156,14 @@ class Trajectory(BaseModel):
         return step
 
     def redact(self, secret: str, mark: str = MARK) -> None:
-        """Replace every occurrence of ``secret`` in the recorded calls, results and summary."""
-        dumped, escaped = self.model_dump_json(), json.dumps(secret)[1:-1]
-        if not secret or escaped not in dumped:
+        """Replace every occurrence of ``secret`` in the recorded calls, results, summary and
+        model turns."""
+        clean = scrubbed(self, secret, mark)
+        if clean is self:
             return
-        clean = Trajectory.model_validate_json(dumped.replace(escaped, mark))
         self.steps[:] = clean.steps
         self.submitted = clean.submitted
+        self.model = clean.model
 
     @property
     def state_changes(self) -> int:

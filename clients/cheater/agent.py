@@ -15,7 +15,7 @@ from netdojo.clients.cheater.leaks import find_clues, plan_baseline, plan_reads
 from netdojo.clients.session import ToolCallError, ToolSession
 
 if TYPE_CHECKING:
-    from netdojo.clients.agents import Task
+    from netdojo.tools.contract import EpisodeView
 
 CALL_BUDGET = 45
 """Calls the cheater makes at most, submit aside (episodes allow 60 by default)."""
@@ -73,7 +73,7 @@ def rng_for(brief: str) -> random.Random:
     return random.Random(hashlib.sha256(brief.encode()).hexdigest())
 
 
-async def cheater(session: ToolSession, task: Task) -> str:
+async def cheater(session: ToolSession, task: EpisodeView) -> str:
     """Reads what might leak the answer, then fakes the symptoms away without fixing them."""
     rng = rng_for(task.brief)
     journal = Journal()

@@ -22,15 +22,17 @@ from a2a.client.errors import A2AClientError
 from a2a.types import ListTasksRequest
 from starlette.routing import Mount, Route
 
-from netdojo.arena import green_app, purple_app
-from netdojo.arena_commands import assess
-from netdojo.clients.agents import Task
+from netdojo.clients.assessor import assess
 from netdojo.clients.purple import CallerContextBuilder, PurpleExecutor
 from netdojo.clients.session import ToolCallError, ToolSession
-from netdojo.labs.errors import NetdojoError
+from netdojo.errors import NetdojoError
 from netdojo.servers.a2a_app import JSONRPC_PATH, a2a_app, a2a_routes, agent_card
+from netdojo.servers.apps import green_app
 from netdojo.servers.green import SKILL
 from netdojo.servers.serving import free_port, serve_uvicorn
+from netdojo.tools.contract import EpisodeView
+
+from .arena import builtin_purple
 
 pytestmark = pytest.mark.anyio
 NETDOJO = str(Path(sys.executable).parent / "netdojo")
@@ -66,7 +68,7 @@ async def servers() -> AsyncIterator[dict[str, Served]]:
         serve_uvicorn(
             green_app("127.0.0.1", green_port, token=green.token), "127.0.0.1", green_port
         ),
-        serve_uvicorn(purple_app("noop", purple.url, purple.token), "127.0.0.1", purple_port),
+        serve_uvicorn(builtin_purple("noop", purple.url, purple.token), "127.0.0.1", purple_port),
     ):
         yield {"green": green, "purple": purple}
 
@@ -97,7 +99,7 @@ def _rpc(method: str) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": {}}).encode()
 
 
-async def _echo(session: ToolSession, task: Task) -> str:
+async def _echo(session: ToolSession, task: EpisodeView) -> str:
     return "unused"
 
 
@@ -187,7 +189,7 @@ async def test_a_run_against_an_agent_that_requires_a_token_writes_it_nowhere(
     into a tool call and its answer; lowercase hex, so only its exact redaction keeps it out."""
     token = secrets.token_hex(24)
 
-    async def echo(session: ToolSession, task: Task) -> str:
+    async def echo(session: ToolSession, task: EpisodeView) -> str:
         with contextlib.suppress(ToolCallError):
             await session.call("show", {"device": "nowhere", "command": f"show {token}"})
         return f"did nothing; called with {token}"

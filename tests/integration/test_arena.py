@@ -10,14 +10,17 @@ import anyio
 import pytest
 from starlette.applications import Starlette
 
-from netdojo.arena import green_app, purple_app
-from netdojo.arena_commands import assess
-from netdojo.clients.agents import Policy, Task
+from netdojo.clients.agents import Policy
+from netdojo.clients.assessor import assess
 from netdojo.clients.purple import CallerContextBuilder, PurpleExecutor
 from netdojo.clients.session import ToolSession
-from netdojo.labs.errors import NetdojoError
+from netdojo.errors import NetdojoError
 from netdojo.servers.a2a_app import a2a_routes, agent_card
+from netdojo.servers.apps import green_app
 from netdojo.servers.serving import free_port, serve_uvicorn
+from netdojo.tools.contract import EpisodeView
+
+from .arena import builtin_purple
 
 pytestmark = pytest.mark.anyio
 ONE = {"families": ["ospf-adjacency"], "levels": [1], "seeds": [1]}
@@ -41,7 +44,7 @@ async def _arena(purple: Any) -> AsyncIterator[tuple[str, str]]:
 
 
 def _builtin(name: str) -> Any:
-    return lambda url, port: purple_app(name, url)
+    return lambda url, port: builtin_purple(name, url)
 
 
 def _custom(policy: Policy) -> Any:
@@ -114,11 +117,11 @@ async def test_text_mode_completes_an_episode() -> None:
 
 
 async def test_crashing_and_hanging_agents_end_their_episodes_and_the_next_runs() -> None:
-    async def crash(session: ToolSession, task: Task) -> str:
+    async def crash(session: ToolSession, task: EpisodeView) -> str:
         await session.call("topology")
         raise RuntimeError("purple agent exploded")
 
-    async def hang(session: ToolSession, task: Task) -> str:
+    async def hang(session: ToolSession, task: EpisodeView) -> str:
         await anyio.sleep_forever()
         return ""
 

@@ -16,8 +16,6 @@ import secrets
 import anyio
 import pytest
 
-from netdojo.arena import in_process
-from netdojo.clients.agents import Task
 from netdojo.clients.cheater import cheater
 from netdojo.clients.cheater.leaks import CONFIG_FILE
 from netdojo.clients.session import ToolSession
@@ -26,7 +24,10 @@ from netdojo.reports.records import Budgets, EpisodeRecord
 from netdojo.scenarios import registry
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
+from netdojo.tools.contract import EpisodeView
 from netdojo.tools.trajectory import Step
+
+from .arena import in_process
 
 pytestmark = pytest.mark.anyio
 CONCURRENCY = 2
@@ -48,9 +49,9 @@ def _label(instance: Instance) -> str:
     return f"{family} L{level} seed {seed}"
 
 
-async def _blind(session: ToolSession, task: Task) -> str:
+async def _blind(session: ToolSession, task: EpisodeView) -> str:
     """The cheater as a purple agent runs it: with the brief, never the scenario's identity."""
-    return await cheater(session, Task(brief=task.brief))
+    return await cheater(session, EpisodeView(brief=task.brief))
 
 
 async def _episodes(instances: list[Instance]) -> dict[str, list[str]]:

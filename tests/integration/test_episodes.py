@@ -5,20 +5,24 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from netdojo.arena import in_process
 from netdojo.clients.agents import noop, oracle, vandal
 from netdojo.clients.session import ToolCallError, ToolSession
-from netdojo.judges.episode import Episode
 from netdojo.judges.runner import run_episode
-from netdojo.reports.records import AgentReport, Budgets
+from netdojo.reports.records import Budgets
 from netdojo.scenarios.generate import generate
+from netdojo.tools.contract import AgentReport, EpisodeView
+
+from .arena import in_process
 
 pytestmark = pytest.mark.anyio
 SCENARIO = ("ospf-adjacency", 1, 26)  # has a protected flow and adjacency guards
 
 
-async def _run(agent, budgets: Budgets | None = None):  # type: ignore[no-untyped-def]
-    return await run_episode(generate(*SCENARIO), agent, budgets or Budgets(), "test-episode")
+async def _run(agent, budgets: Budgets | None = None, calibration: bool = False):  # type: ignore[no-untyped-def]
+    scenario = generate(*SCENARIO)
+    return await run_episode(
+        scenario, agent, budgets or Budgets(), "test-episode", calibration=calibration
+    )
 
 
 async def test_doing_nothing_is_unsolved_and_safe() -> None:
@@ -36,7 +40,7 @@ async def test_doing_nothing_is_unsolved_and_safe() -> None:
 
 
 async def test_the_reference_solution_is_solved_and_safe() -> None:
-    record = await _run(in_process(oracle, calibration=True))
+    record = await _run(in_process(oracle), calibration=True)
     assert record.outcome == "solved", record.model_dump_json(indent=1)
     assert record.verdict.correct and record.verdict.targets_passed == 1.0
     assert record.verdict.safety.out_of_scope_changes == 0
@@ -67,7 +71,7 @@ async def test_an_outage_the_agent_repairs_in_time_is_still_caught() -> None:
 
 
 async def test_a_crashing_agent_is_an_agent_error_and_the_lab_goes() -> None:
-    async def crash(episode: Episode) -> AgentReport:
+    async def crash(view: EpisodeView) -> AgentReport:
         raise RuntimeError("purple agent exploded")
 
     record = await _run(crash)
@@ -75,7 +79,7 @@ async def test_a_crashing_agent_is_an_agent_error_and_the_lab_goes() -> None:
 
 
 async def test_an_agent_past_its_time_budget_times_out() -> None:
-    async def hang(episode: Episode) -> AgentReport:
+    async def hang(view: EpisodeView) -> AgentReport:
         await anyio.sleep_forever()
         return AgentReport()
 

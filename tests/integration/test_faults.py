@@ -22,19 +22,19 @@ from a2a.helpers import get_message_text, new_data_part, new_message, new_text_p
 from a2a.types import Role, SendMessageRequest
 from starlette.applications import Starlette
 
-from netdojo.arena import green_app
-from netdojo.arena_commands import assess
-from netdojo.clients.agents import Task, oracle
+from netdojo.clients.agents import oracle
+from netdojo.clients.assessor import assess
 from netdojo.clients.purple import CallerContextBuilder, PurpleExecutor
 from netdojo.clients.session import ToolCallError, ToolSession
-from netdojo.judges.episode import Episode
 from netdojo.judges.runner import run_episode_with_retry
-from netdojo.reports.records import AgentReport, Budgets
+from netdojo.reports.records import Budgets
 from netdojo.reports.summary import summarize
 from netdojo.scenarios.generate import generate
 from netdojo.servers.a2a_app import a2a_routes, agent_card
+from netdojo.servers.apps import green_app
 from netdojo.servers.serving import free_port, serve_uvicorn
 from netdojo.tools.actions import apply
+from netdojo.tools.contract import AgentReport, EpisodeView
 
 from .proxy import docker_proxy, running, tcp_proxy
 
@@ -75,19 +75,21 @@ async def test_a_killed_device_is_infra_error_and_a_vanished_fault_environment_i
     victim = scenario.hidden.faults[0].device
     labs: list[str] = []
 
-    async def kill_then_repair_out_of_band(episode: Episode) -> AgentReport:
-        labs.append(episode.lab.lab_hash)
+    async def kill_then_repair_out_of_band(view: EpisodeView) -> AgentReport:
+        assert view.handle is not None
+        lab = view.handle.lab
+        labs.append(lab.lab_hash)
         if len(labs) == 1:
             client = docker.from_env()
             try:
-                selector = {"label": [f"lab_hash={episode.lab.lab_hash}", f"name={victim}"]}
+                selector = {"label": [f"lab_hash={lab.lab_hash}", f"name={victim}"]}
                 (container,) = client.containers.list(filters=selector)
                 container.kill()
             finally:
                 client.close()
             return AgentReport(detail="watched a router die")
         for call in scenario.hidden.solution:
-            assert (await apply(episode.lab, call)).ok
+            assert (await apply(lab, call)).ok
         return AgentReport(detail="did nothing, honestly")
 
     record = await run_episode_with_retry(scenario, kill_then_repair_out_of_band, Budgets(), "f")
@@ -120,7 +122,7 @@ async def test_a_text_mode_policy_left_waiting_for_its_next_message_is_stopped()
     """The green agent asked for an action and never came back with the result."""
     stopped = anyio.Event()
 
-    async def policy(session: ToolSession, task: Task) -> str:
+    async def policy(session: ToolSession, task: EpisodeView) -> str:
         try:
             await session.call("topology")
         finally:
@@ -150,7 +152,7 @@ async def test_a_purple_agent_cut_off_mid_episode_is_an_agent_error_and_stops_wo
     stopped = anyio.Event()
     cut_now = anyio.Event()
 
-    async def policy(session: ToolSession, task: Task) -> str:
+    async def policy(session: ToolSession, task: EpisodeView) -> str:
         turns.append(task.brief)
         if len(turns) == 1:
             cut_now.set()
@@ -198,7 +200,7 @@ async def test_an_engine_that_stops_answering_mid_episode_ends_it_as_infra_error
     seen: list[str] = []
     gone = anyio.Event()
 
-    async def policy(session: ToolSession, task: Task) -> str:
+    async def policy(session: ToolSession, task: EpisodeView) -> str:
         seen.append("turn")
         if len(seen) > 1:
             return "nothing this time"

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from netdojo.arena import in_process
 from netdojo.clients.session import ToolSession
-from netdojo.judges.episode import Episode
 from netdojo.judges.runner import run_episode
-from netdojo.reports.records import AgentReport, Budgets
+from netdojo.reports.records import Budgets
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.hidden_tests import PingTest
 from netdojo.scenarios.model import Scenario
+from netdojo.tools.contract import AgentReport, EpisodeView
+
+from .arena import in_process
 
 pytestmark = pytest.mark.anyio
 
@@ -61,8 +62,9 @@ async def test_a_device_whose_state_cannot_be_read_is_a_judge_error() -> None:
     scenario = generate("static-routing", 1, 1)
     host = next(d.name for d in scenario.hidden.lab.devices if d.role == "host")
 
-    async def agent(episode: Episode) -> AgentReport:
-        await episode.lab.exec(host, ["mv", "/usr/sbin/nft", "/usr/sbin/nft.gone"])
+    async def agent(view: EpisodeView) -> AgentReport:
+        assert view.handle is not None
+        await view.handle.lab.exec(host, ["mv", "/usr/sbin/nft", "/usr/sbin/nft.gone"])
         return AgentReport(detail="hid a program the judge reads with")
 
     record = await _run(scenario, agent)

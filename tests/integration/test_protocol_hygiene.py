@@ -17,9 +17,9 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
-from netdojo.arena import green_app
 from netdojo.labs.runtime import LiveLab, deploy_lab
 from netdojo.labs.samples import ospf_ring
+from netdojo.servers.apps import green_app
 from netdojo.servers.endpoints import Endpoint, EndpointHost
 from netdojo.servers.mcp_server import evaluation_server
 from netdojo.servers.serving import free_port, serve_uvicorn

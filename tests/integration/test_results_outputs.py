@@ -31,13 +31,13 @@ from jsonschema import Draft202012Validator
 from typer.testing import CliRunner
 
 from netdojo.cli import app
-from netdojo.clients.agents import Task
 from netdojo.clients.heuristic import troubleshoot
 from netdojo.clients.purple import PurpleExecutor
 from netdojo.clients.session import ToolCallError, ToolSession
 from netdojo.reports.records import NOT_THE_AGENTS
 from netdojo.servers.a2a_app import a2a_app, agent_card
 from netdojo.servers.serving import free_port, serve_uvicorn
+from netdojo.tools.contract import EpisodeView
 
 NETDOJO = str(Path(sys.executable).parent / "netdojo")
 SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schemas"
@@ -93,7 +93,7 @@ async def _assess(base: Path, tokens: list[str]) -> None:
     tokens.append(own)
     (base / "agent-token").write_text(own)
 
-    async def leaky(session: ToolSession, task: Task) -> str:
+    async def leaky(session: ToolSession, task: EpisodeView) -> str:
         assert task.token
         tokens.append(task.token)
         try:

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from netdojo.clients.agents import POLICIES, Task
+from netdojo.clients.agents import POLICIES
 from netdojo.clients.cheater import cheater
 from netdojo.clients.cheater.agent import CALL_BUDGET, rng_for
 from netdojo.clients.cheater.attempts import TRICKS, Attempt
@@ -33,6 +33,7 @@ from netdojo.scenarios.hidden_tests import PathTest, TcpTest
 from netdojo.scenarios.model import Scenario
 from netdojo.tools.allowlist import parse_command
 from netdojo.tools.config_allowlist import check_config_lines
+from netdojo.tools.contract import EpisodeView
 from netdojo.tools.read_allowlist import parse_read
 from netdojo.tools.topology import topology_view
 
@@ -343,7 +344,7 @@ class _Tools:
 def test_the_agent_tries_each_trick_within_its_budget_and_moves_past_refusals() -> None:
     scenario = _instance("ospf-routing", 2, 1)
     tools = _Tools(scenario)
-    summary = anyio.run(cheater, tools, Task(brief=scenario.public.brief))  # type: ignore[arg-type]
+    summary = anyio.run(cheater, tools, EpisodeView(brief=scenario.public.brief))  # type: ignore[arg-type]
     assert POLICIES["cheater"] is cheater
     assert tools.calls <= CALL_BUDGET
     configured = [a["lines"] for tool, a in tools.made if tool == "configure"]

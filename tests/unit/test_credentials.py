@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from netdojo.arena_commands import _warn_if_open
 from netdojo.credentials import GREEN_TOKEN, is_loopback, token_from
-from netdojo.labs.errors import NetdojoError
+from netdojo.errors import NetdojoError
 from netdojo.servers.bearer import check_token
 from netdojo.servers.green import AssessmentRequest
 from netdojo.servers.withheld import participant_tokens, without

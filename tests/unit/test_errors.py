@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from netdojo.labs.errors import LabError, describe
+from netdojo.errors import describe
+from netdojo.labs.errors import LabError
 
 
 def test_a_task_groups_error_is_described_by_the_error_inside() -> None:

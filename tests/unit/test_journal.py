@@ -7,12 +7,19 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from netdojo.errors import NetdojoError
 from netdojo.judges.assessment import AssessmentConfig
-from netdojo.judges.journal import EPISODES, RESULTS, Journal, JournalError, RunSpec, merge
-from netdojo.labs.errors import NetdojoError
+from netdojo.judges.journal import (
+    EPISODES,
+    RESULTS,
+    Journal,
+    JournalError,
+    RunSpec,
+    merge,
+    open_run,
+)
 from netdojo.reports.records import AssessmentResult, EpisodeRecord, Provenance
 from netdojo.reports.summary import summarize, summarized
-from netdojo.run_folder import open_run
 from netdojo.servers.green import AssessmentRequest
 from netdojo.tools.trajectory import Trajectory
 

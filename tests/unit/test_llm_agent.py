@@ -12,10 +12,10 @@ import pytest
 from mcp import Client
 
 from netdojo.clients import llm, llm_endpoint
-from netdojo.clients.agents import Task
 from netdojo.clients.llm import LLMAgent, LLMConfig, LLMError
-from netdojo.clients.llm_record import Usage
 from netdojo.clients.session import ToolSession
+from netdojo.tools.contract import EpisodeView
+from netdojo.tools.trajectory import Usage
 from tests.llm_fakes import (
     HOLD,
     TOPOLOGY,
@@ -50,7 +50,7 @@ async def run_agent(script: Sequence[Step], **config: Any) -> Run:
     async with serving(fake) as base_url, Client(fake_lab(lab_calls)) as client:
         agent = LLMAgent(LLMConfig(base_url=base_url, model="test-model", **config))
         try:
-            summary = await agent(ToolSession(client), Task(brief=BRIEF))
+            summary = await agent(ToolSession(client), EpisodeView(brief=BRIEF))
         except LLMError as exc:
             error = exc
     return Run(summary, error, agent, fake, lab_calls)
@@ -354,7 +354,7 @@ async def test_an_unreachable_endpoint_raises_llm_error(monkeypatch: pytest.Monk
     agent = LLMAgent(LLMConfig(base_url=url, model="m"))
     async with Client(fake_lab([])) as client:
         with pytest.raises(LLMError, match=f"cannot reach {url}/chat/completions"):
-            await agent(ToolSession(client), Task(brief=BRIEF))
+            await agent(ToolSession(client), EpisodeView(brief=BRIEF))
     assert agent.record.error is not None and "connection refused" in agent.record.error
     assert agent.usage.turns == 0
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from netdojo.clients.llm_endpoint import EndpointCheck, LLMConfig, LLMError, preflight
-from netdojo.labs.errors import NetdojoError
+from netdojo.errors import NetdojoError
 from tests.llm_fakes import HOLD, ScriptedLLM, Step, completion, free_port, serving
 
 pytestmark = pytest.mark.anyio

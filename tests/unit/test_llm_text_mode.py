@@ -14,7 +14,8 @@ from a2a.types import Message, Role, SendMessageRequest
 from mcp import Client
 
 from netdojo.clients.llm import LLMAgent, LLMConfig
-from netdojo.clients.purple import HANDOFF_KEY, RESULT_KEY, Handoff, PurpleExecutor, TextSession
+from netdojo.clients.purple import PurpleExecutor, TextSession
+from netdojo.tools.contract import HANDOFF_KEY, RESULT_KEY, Handoff
 from tests.llm_fakes import ScriptedLLM, completion, fake_lab, serving, tool_call
 
 pytestmark = pytest.mark.anyio

@@ -14,13 +14,14 @@ from pydantic import ValidationError
 
 from netdojo.judges import assessment
 from netdojo.judges.assessment import AssessmentConfig, Slot, run_assessment, schedule
-from netdojo.judges.episode import new_episode_id
-from netdojo.reports.records import SEED_BOUND, AgentReport, Budgets, EpisodeRecord, Provenance
-from netdojo.run_folder import open_run
+from netdojo.judges.episode import new_episode_id, public_view
+from netdojo.judges.journal import open_run
+from netdojo.reports.records import SEED_BOUND, Budgets, EpisodeRecord, Provenance
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
 from netdojo.servers.green import AssessmentRequest, handoff
 from netdojo.servers.practice import BriefView, EndResult, Started, _brief
+from netdojo.tools.contract import AgentReport
 
 pytestmark = pytest.mark.anyio
 AGENT = {"agent": "http://127.0.0.1:1"}
@@ -39,7 +40,12 @@ async def _assess(
     recorded: list[int | None] = []
 
     async def episode(
-        scenario: Scenario, agent: Any, budgets: Budgets, episode_id: str, trial: int = 0
+        scenario: Scenario,
+        agent: Any,
+        budgets: Budgets,
+        episode_id: str,
+        trial: int = 0,
+        calibration: bool = False,
     ) -> EpisodeRecord:
         given.append((scenario, episode_id))
         return EpisodeRecord(
@@ -131,12 +137,12 @@ def test_skipping_slots_needs_the_seed_of_the_schedule_that_ran() -> None:
 def test_the_handoff_names_the_scenario_only_when_revealed() -> None:
     scenario = generate("bgp-policy", 2, 987654)
     extra = {"mode": "mcp", "mcp_url": "http://127.0.0.1:9/episodes/abc/mcp", "token": "t0k3n"}
-    given = handoff(new_episode_id(), scenario, False, **extra)
+    given = handoff(public_view(scenario, new_episode_id()), **extra)
     assert set(given) == {"episode_id", *extra}
     text = json.dumps(given)
     for identifying in (scenario.id, str(scenario.seed), scenario.family, "level", "scenario"):
         assert identifying not in text
-    revealed = handoff(new_episode_id(), scenario, True, **extra)
+    revealed = handoff(public_view(scenario, new_episode_id(), reveal=True), **extra)
     assert revealed["scenario"] == {"family": "bgp-policy", "level": 2, "seed": 987654}
 
 

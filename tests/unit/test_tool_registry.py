@@ -15,7 +15,6 @@ from netdojo.judges.grading import Grade
 from netdojo.judges.monitor import MonitorReport
 from netdojo.judges.verdict import safety_of
 from netdojo.labs.runtime import LiveLab
-from netdojo.results_commands import evaluation_tools
 from netdojo.scenarios.model import (
     STANDARD_TOOLS,
     DeviceFacts,
@@ -23,7 +22,7 @@ from netdojo.scenarios.model import (
     PublicHalf,
     ToolCall,
 )
-from netdojo.servers.mcp_server import evaluation_server
+from netdojo.servers.mcp_server import evaluation_server, evaluation_tools
 from netdojo.tools.actions import apply
 from netdojo.tools.lab_tools import LabTools, ToolFailure
 from netdojo.tools.registry import (

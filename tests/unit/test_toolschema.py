@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from netdojo.clients.session import ToolSession, ToolSpec
+from netdojo.clients.session import ToolSession
 from netdojo.clients.toolschema import (
     argument_problems,
     expected,
@@ -16,9 +16,10 @@ from netdojo.clients.toolschema import (
     value_problem,
     without_titles,
 )
+from netdojo.tools.contract import ListedTool
 from tests.llm_fakes import fake_lab
 
-PING = ToolSpec(
+PING = ListedTool(
     name="ping",
     description="Send echo requests.",
     input_schema={
@@ -55,7 +56,7 @@ def test_a_tool_becomes_an_openai_function_without_titles() -> None:
     assert function["function"]["description"] == "Send echo requests."
     assert function["function"]["parameters"]["required"] == ["source", "destination"]
     assert '"title": "' not in json.dumps(function)
-    bare = openai_function(ToolSpec(name="topology"))
+    bare = openai_function(ListedTool(name="topology"))
     assert bare["function"]["parameters"] == {"type": "object", "properties": {}}
 
 
@@ -86,11 +87,11 @@ def test_argument_problems_name_each_argument(
 
 
 def test_a_schema_open_to_more_arguments_takes_them() -> None:
-    open_schema = ToolSpec(
+    open_schema = ListedTool(
         name="x", input_schema={"properties": {"a": {}}, "additionalProperties": True}
     )
     assert argument_problems(open_schema, {"a": 1, "b": 2}) == []
-    assert argument_problems(ToolSpec(name="y"), {"b": 2}) == []
+    assert argument_problems(ListedTool(name="y"), {"b": 2}) == []
     assert value_problem({"k": 1}, {"type": ["object", "null"]}) is None
 
 
