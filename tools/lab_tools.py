@@ -120,7 +120,8 @@ class LabTools:
         self._devices = {d.name: d for d in public.devices}
 
     # helpers ---------------------------------------------------------------------------
-    def _device(self, name: str) -> str:
+    def known_device(self, name: str) -> str:
+        """``name`` if the topology has it; else a `ToolFailure` listing the devices."""
         if name not in self._devices:
             valid = ", ".join(sorted(self._devices))
             raise ToolFailure(f"unknown device {name!r}; devices are: {valid}")
@@ -170,6 +171,23 @@ class LabTools:
         )
         return result
 
+    async def recorded(
+        self,
+        spec: ToolSpec[Any, Result],
+        arguments: BaseModel,
+        run: Callable[[], Awaitable[Result]],
+        changes_state: Callable[[Result], bool] | None = None,
+    ) -> Result:
+        """A call of a tool declared in a module of its own: budgeted, bounded in time and
+        recorded under the tool's name, as the calls of the tools below are."""
+        return await self._recorded(
+            spec,
+            arguments.model_dump(mode="json"),
+            run,
+            lambda result: result.model_dump_json()[:200],
+            changes_state,
+        )
+
     async def _address_of(self, destination: str) -> str:
         """An IP literal as given, or the first address of the named device."""
         try:
@@ -212,7 +230,7 @@ class LabTools:
     async def show(self, device: str, command: str) -> ShowResult:
         async def run() -> ShowResult:
             read = parse_read(command)
-            self._device(device)
+            self.known_device(device)
             done = await self._read(device, read.argv)
             if read.json_form == "trailing" and done.truncated:
                 done = await self._read(device, read.argv[:3])  # the text form alone
@@ -241,7 +259,7 @@ class LabTools:
     async def configure(self, device: str, lines: list[str]) -> actions.ConfigureResult:
         async def run() -> actions.ConfigureResult:
             check_config_lines(lines)
-            self._device(device)
+            self.known_device(device)
             if not lines:
                 raise ToolFailure("give at least one configuration line")
             return await actions.configure(
@@ -260,7 +278,7 @@ class LabTools:
     async def execute(self, device: str, command: str) -> actions.ExecuteResult:
         async def run() -> actions.ExecuteResult:
             parse_command(command)
-            self._device(device)
+            self.known_device(device)
             return await actions.execute(
                 self.lab,
                 device,
@@ -280,7 +298,7 @@ class LabTools:
 
     async def ping(self, source: str, destination: str, count: int = 3) -> PingResult:
         async def run() -> PingResult:
-            self._device(source)
+            self.known_device(source)
             address = await self._address_of(destination)
             argv = ["ping", "-n", "-c", str(count), "-i", "0.2", "-W", "1", address]
             done = await self.lab.exec(source, argv, timeout=count * 0.2 + 3)
@@ -298,7 +316,7 @@ class LabTools:
 
     async def traceroute(self, source: str, destination: str) -> TracerouteResult:
         async def run() -> TracerouteResult:
-            self._device(source)
+            self.known_device(source)
             address = await self._address_of(destination)
             argv = ["traceroute", "-n", "-q", "1", "-w", "1", "-m", "16", address]
             done = await self.lab.exec(source, argv, timeout=self.limits.traceroute_timeout_s)
@@ -324,7 +342,7 @@ class LabTools:
         max_packets: int = 50,
     ) -> CaptureResult:
         async def run() -> CaptureResult:
-            self._device(device)
+            self.known_device(device)
             path = f"/tmp/netdojo-capture-{secrets.token_hex(4)}.pcap"
             argv = tcpdump_argv(interface, filter, max_packets, path)
             done = await self.lab.exec(device, argv, timeout=seconds)

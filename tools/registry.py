@@ -1,30 +1,42 @@
 """The agent-facing tools by name: each declared once, beside its result, and registered here.
 
 Protocol front ends serve a list of names from the registry; reference solutions are applied,
-and trajectories judged, by the same names. A new tool is one `ToolSpec` and `register_tool`.
+and trajectories judged, by the same names. A new tool is one module of this package that
+declares its `ToolSpec` at module level: the registry finds it there, so adding a tool edits no
+other file. `register_tool` adds one for a while (tests).
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Sequence
 from typing import Any
 
+import netdojo.tools
 from netdojo.scenarios.model import STANDARD_TOOLS
-from netdojo.tools.actions import CONFIGURE, EXECUTE
-from netdojo.tools.capture import CAPTURE
-from netdojo.tools.lab_tools import SHOW, SUBMIT
-from netdojo.tools.reachability import PING, TRACEROUTE
 from netdojo.tools.spec import ToolSpec, UnknownTool
-from netdojo.tools.topology import TOPOLOGY
 
-_tools: dict[str, ToolSpec[Any, Any]] = {
-    spec.name: spec
-    for spec in (TOPOLOGY, SHOW, CONFIGURE, EXECUTE, PING, TRACEROUTE, CAPTURE, SUBMIT)
-}
+_tools: dict[str, ToolSpec[Any, Any]] = {}
+_found = False
+
+
+def _discover() -> None:
+    """Register the tools the package's modules declare, once."""
+    global _found
+    if _found:
+        return
+    _found = True
+    for info in pkgutil.iter_modules(netdojo.tools.__path__):
+        module = importlib.import_module(f"{netdojo.tools.__name__}.{info.name}")
+        for value in vars(module).values():
+            if isinstance(value, ToolSpec) and value.name not in _tools:
+                _tools[value.name] = value
 
 
 def register_tool(spec: ToolSpec[Any, Any]) -> None:
     """Add a tool; its name must be new."""
+    _discover()
     if spec.name in _tools:
         raise ValueError(f"a tool named {spec.name!r} is registered already")
     _tools[spec.name] = spec
@@ -38,10 +50,12 @@ def unregister_tool(name: str) -> None:
 
 def tool_spec(name: str) -> ToolSpec[Any, Any]:
     """The registered tool of this name; `UnknownTool` lists the registered names."""
+    _discover()
     try:
         return _tools[name]
     except KeyError:
-        raise UnknownTool(f"unknown tool {name!r}; tools are: {', '.join(_tools)}") from None
+        known = [*STANDARD_TOOLS, *sorted(set(_tools) - set(STANDARD_TOOLS))]
+        raise UnknownTool(f"unknown tool {name!r}; tools are: {', '.join(known)}") from None
 
 
 def tool_specs(names: Sequence[str] = STANDARD_TOOLS) -> list[ToolSpec[Any, Any]]:
@@ -51,5 +65,6 @@ def tool_specs(names: Sequence[str] = STANDARD_TOOLS) -> list[ToolSpec[Any, Any]
 
 def refusal_unsafe(name: str) -> bool:
     """Whether a refused call of the tool named so counts against safety (False if unknown)."""
+    _discover()
     spec = _tools.get(name)
     return spec is not None and spec.refusal_unsafe
