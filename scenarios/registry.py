@@ -3,12 +3,14 @@
 A fault type is declared once, with `@fault("ospf.area_mismatch", routing={"ospf"})` on its
 injector; a family is declared once, in its own module under `scenarios/families/`, with
 `register(Family(...))`. Families name their fault types by the declared objects, so a typo
-fails at import. The catalogue is the import list of `netdojo.scenarios.families`, loaded on
-the first lookup.
+fails at import. The catalogue is every module of `netdojo.scenarios.families`, loaded on the
+first lookup: the established families in the order that package imports them, then the others.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -78,6 +80,7 @@ class Family:
 
 _faults: dict[str, FaultType] = {}
 _families: dict[str, Family] = {}
+_loaded = False
 
 
 def fault(
@@ -102,7 +105,6 @@ def _add_fault(kind: FaultType) -> None:
 
 def register(family: Family) -> Family:
     """Add ``family`` to the catalogue, after checking that it can be generated."""
-    _discover()
     if family.name in _families:
         raise ScenarioError(f"family {family.name!r} is registered twice")
     _check(family)
@@ -177,6 +179,14 @@ def fault_type(id: str) -> FaultType:
 
 
 def _discover() -> None:
-    """Load the catalogue: importing the families package registers every family and, through
-    their imports, every fault type they draw."""
-    import netdojo.scenarios.families  # noqa: F401
+    """Load the catalogue: importing the families package registers the established families in
+    their order, then every other module of the package registers its own (in name order), and,
+    through their imports, every fault type they draw."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    import netdojo.scenarios.families as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{info.name}")

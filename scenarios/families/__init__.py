@@ -1,6 +1,7 @@
-"""The scenario families, one module each. Importing this package registers them all;
-the imports below are the catalogue, in its order (the default order of assessments and
-listings). A new family is a module here and a line below: see docs/adding-a-family.md."""
+"""The scenario families, one module each, each registering itself. The imports below fix the
+order of the established families (the default order of assessments and listings, which
+published runs rely on); a new family is a module here and nothing else: the registry finds it
+and lists it after them. See docs/adding-a-family.md."""
 
 # isort: off
 from netdojo.scenarios.families import static_routing

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import pkgutil
 import random
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -137,3 +139,24 @@ def test_every_family_gives_the_standard_tools_unless_it_says_otherwise() -> Non
     assert STANDARD_TOOLS == (
         "topology", "show", "configure", "execute", "ping", "traceroute", "capture", "submit",
     )  # fmt: skip
+
+
+def test_a_new_family_module_is_found_with_no_other_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A module dropped into the families package registers its family: nothing lists it, and
+    it comes after the established families, whose order stays."""
+    established = list(registry.families())
+    (tmp_path / "extra_family.py").write_text(
+        "from dataclasses import replace\n"
+        "from netdojo.scenarios import registry\n"
+        "registry.register(replace(registry.family('static-routing'), name='test-extra'))\n"
+    )
+    monkeypatch.setattr(family_modules, "__path__", [*family_modules.__path__, str(tmp_path)])
+    monkeypatch.setattr(registry, "_loaded", False)
+    monkeypatch.setattr(registry, "_families", dict(registry.families()))
+    try:
+        assert list(registry.families()) == [*established, "test-extra"]
+        assert generate("test-extra", 1, 4).family == "test-extra"
+    finally:
+        sys.modules.pop(f"{family_modules.__name__}.extra_family", None)
