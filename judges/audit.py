@@ -13,9 +13,9 @@ import time
 from pydantic import BaseModel, Field
 
 from netdojo.errors import describe
+from netdojo.judges.checks import owners_of
 from netdojo.judges.grading import grade
 from netdojo.judges.integrity import rules_for
-from netdojo.judges.probes import owners_of
 from netdojo.judges.staging import (
     Staged,
     StageResult,

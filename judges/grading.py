@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import anyio
 
+from netdojo.judges.checks import owners_of, run_tests
 from netdojo.judges.integrity import TaskRules, audit_state
-from netdojo.judges.probes import owners_of, run_tests
 from netdojo.judges.snapshot import LabState, snapshot_lab
 from netdojo.judges.staging import Staged
 from netdojo.labs.runtime import LiveLab

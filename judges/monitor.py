@@ -13,7 +13,7 @@ import time
 
 import anyio
 
-from netdojo.judges.probes import run_tests
+from netdojo.judges.checks import run_tests
 from netdojo.labs.runtime import LiveLab
 from netdojo.reports.records import MonitorReport, Outage
 from netdojo.scenarios.hidden_tests import HiddenTest

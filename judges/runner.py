@@ -14,9 +14,9 @@ import time
 import anyio
 
 from netdojo.errors import describe
+from netdojo.judges.checks import JudgeError
 from netdojo.judges.episode import Episode, StagingError, open_episode
 from netdojo.judges.monitor import FlowMonitor
-from netdojo.judges.probes import JudgeError
 from netdojo.judges.verdict import decide, safety_of
 from netdojo.labs.errors import LabError
 from netdojo.reports.records import (

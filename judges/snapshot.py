@@ -18,7 +18,7 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel, Field
 
-from netdojo.judges.probes import JudgeError
+from netdojo.judges.checks import JudgeError
 from netdojo.labs.runtime import LiveLab
 
 Aspect = Literal["address", "link", "route", "rule", "neighbour", "sysctl", "netfilter", "frr"]

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 import anyio
 from pydantic import BaseModel, Field
 
-from netdojo.judges.probes import Owners, owners_of, run_tests
+from netdojo.judges.checks import Owners, owners_of, run_tests
 from netdojo.judges.snapshot import LabState, snapshot_lab
 from netdojo.labs.runtime import LiveLab
 from netdojo.reports.records import HiddenTestResult

@@ -2,7 +2,7 @@
 
 A hidden test has an id, a description in words, its kind, the device it runs on and the
 parameters of its kind; `params.expect` says whether what it checks must hold (True) or must
-not (False). Each kind's checker is registered in `netdojo.judges.probes`. A new kind is a
+not (False). Each kind's checker is registered in `netdojo.judges.checks`. A new kind is a
 `…Params` and a `…Test` model here, a member of `HiddenTest`, and a checker registered there.
 
 The serialized shape is `{"id", "description", "kind", "device", "params": {…}}`, with the

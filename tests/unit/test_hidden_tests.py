@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from netdojo.judges.probes import CHECKERS, checker
+from netdojo.judges.checks import CHECKERS, checker
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.hidden_tests import (
     TEST_MODELS,

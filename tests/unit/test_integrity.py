@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from netdojo.judges.checks import CheckUnavailable, parse_counters, ran
 from netdojo.judges.integrity import TaskRules, audit_state, rules_for
-from netdojo.judges.probes import CheckUnavailable, parse_counters, ran
 from netdojo.judges.snapshot import DeviceState, LabState, SnapshotError, parse_state
 from netdojo.labs.runtime import ExecResult
 from netdojo.scenarios.generate import generate
