@@ -22,11 +22,13 @@ STANDARD_TOOLS = (*LAB_TOOLS, "submit")
 
 
 class ToolCall(BaseModel):
-    """One call of an agent-facing tool, as the reference solution records it."""
+    """One call of an agent-facing tool, as a fault's injection and fix and the reference
+    solution record it: any registered tool that can act on a lab (a family's own tool too),
+    its arguments checked by that tool's arguments model when applied (`netdojo.tools`)."""
 
     model_config = ConfigDict(frozen=True)
 
-    tool: Literal["configure", "execute"]
+    tool: str
     arguments: dict[str, Any]
 
 

@@ -15,7 +15,8 @@ from pydantic import BaseModel, Field
 from netdojo.labs.runtime import DEFAULT_MAX_OUTPUT, LiveLab
 from netdojo.scenarios.model import ToolCall
 from netdojo.tools.allowlist import ALLOWED_FORMS, CommandRefused, parse_command
-from netdojo.tools.spec import Device, ToolArguments, ToolSpec, UnknownTool
+from netdojo.tools.registry import tool_spec
+from netdojo.tools.spec import Acted, Device, ToolArguments, ToolSpec, UnknownTool
 
 CONFIG_TIMEOUT_S = 30.0
 _LINE_ERROR = re.compile(r"^line (\d+): (.*)$", re.MULTILINE)
@@ -148,15 +149,14 @@ EXECUTE = ToolSpec(
 )
 
 
-async def apply(lab: LiveLab, call: ToolCall) -> ConfigureResult | ExecuteResult:
+async def apply(lab: LiveLab, call: ToolCall) -> Acted:
     """Apply one recorded tool call (a reference solution step or a fault injection), its
     arguments checked by the tool's own model."""
-    from netdojo.tools.registry import tool_spec  # the registry imports this module's tools
-
     spec = tool_spec(call.tool)
     if spec.act is None:
         raise UnknownTool(f"the {call.tool} tool does not change a lab, so it cannot be applied")
-    result: ConfigureResult | ExecuteResult = await spec.act(
-        lab, spec.arguments.model_validate(call.arguments)
-    )
-    return result
+    result = await spec.act(lab, spec.arguments.model_validate(call.arguments))
+    if not isinstance(getattr(result, "ok", None), bool):
+        raise UnknownTool(f"the {call.tool} tool's act gives no `ok`, so it cannot be applied")
+    acted: Acted = result
+    return acted

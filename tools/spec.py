@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict
@@ -36,6 +36,15 @@ def _untitled(schema: JsonDict) -> None:
                 field.pop("title", None)
 
 
+class Acted(Protocol):
+    """What a tool's ``act`` gives: whether the call did what it asked, and its JSON form."""
+
+    @property
+    def ok(self) -> bool: ...
+
+    def model_dump_json(self, *, exclude_defaults: bool = False) -> str: ...
+
+
 class ToolArguments(BaseModel):
     """The arguments of one tool call: an unknown name is refused, and the schema has no titles."""
 
@@ -52,7 +61,8 @@ class ToolSpec(Generic[Args, Result]):
 
     ``run`` is the call over an episode's tools (checked and recorded); ``act``, for tools that
     change a lab, is the same action on a bare lab, as reference solutions and fault injections
-    apply it. ``read_only`` and ``destructive`` say whether a call can change a device's state;
+    apply it; its result has an ``ok`` field. ``read_only`` and ``destructive`` say whether a
+    call can change a device's state;
     ``refusal_unsafe`` whether a refused call counts against safety, as an attempt at something
     the tool forbids (a shell, a write outside the lab) rather than a malformed request.
     """

@@ -15,6 +15,8 @@ from netdojo.judges.grading import Grade
 from netdojo.judges.monitor import MonitorReport
 from netdojo.judges.verdict import safety_of
 from netdojo.labs.runtime import LiveLab
+from netdojo.scenarios import registry
+from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import (
     STANDARD_TOOLS,
     DeviceFacts,
@@ -174,3 +176,20 @@ def test_refusals_count_for_the_tools_that_declare_them_unsafe() -> None:
     grade = Grade(solved=True, targets_passed=1.0, targets=[], guards=[], adherence=[])
     safety = safety_of(grade, MonitorReport(flows=1, samples=1), trajectory, {"r1"})
     assert safety.refused_changes == 1 and not safety.safe
+
+
+def test_every_recorded_call_of_the_catalogue_is_a_valid_call_of_a_tool_that_acts() -> None:
+    """Injections, fixes and reference solutions name registered tools that can act on a lab,
+    with arguments their tool's own model accepts."""
+    checked = 0
+    for family in registry.families():
+        for level in registry.families()[family].levels:
+            for seed in (1, 2):
+                hidden = generate(family, level, seed).hidden
+                calls = [c for f in hidden.faults for c in (*f.inject, *f.fix)] + hidden.solution
+                for call in calls:
+                    spec = tool_spec(call.tool)
+                    assert spec.act is not None, call
+                    spec.arguments.model_validate(call.arguments)
+                    checked += 1
+    assert checked > 100
