@@ -3,7 +3,8 @@
 Evaluation mode serves the lab tools and `submit`, nothing that grades or reveals. Practice
 mode adds `list_families`, `start_scenario`, `brief`, `reset`, `grade` and `end`; the lab
 tools then act on the current scenario. The tools over a lab come from the tool registry, by
-name, each with its arguments model as its input schema.
+name. Every tool has a title, and its arguments model is both its input schema and the check of
+every call, whose refusal names each argument, the rule it broke and the value given.
 """
 
 from __future__ import annotations

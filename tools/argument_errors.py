@@ -36,7 +36,7 @@ def problems(model: type[BaseModel], error: ValidationError) -> str:
     return "; ".join(_sentence(model, detail) for detail in error.errors())
 
 
-def shown(value: Any) -> str:
+def _shown(value: Any) -> str:
     """A value as an agent gave it, cut short when long."""
     text = repr(value)
     return text if len(text) <= MAX_SHOWN_CHARS else text[: MAX_SHOWN_CHARS - 1] + "…"
@@ -46,7 +46,7 @@ def _sentence(model: type[BaseModel], detail: ErrorDetails) -> str:
     kind, location = detail["type"], detail["loc"]
     name = _name(location)
     field = model.model_fields.get(str(location[0])) if location else None
-    given = shown(detail["input"])
+    given = _shown(detail["input"])
     if kind == "missing":
         return f"{name} is required"
     if kind == "extra_forbidden":
@@ -72,7 +72,7 @@ def _sentence(model: type[BaseModel], detail: ErrorDetails) -> str:
 
 
 def _name(location: tuple[int | str, ...]) -> str:
-    """``lines[2]`` for the third of the lines; ``arguments`` when the call as a whole is wrong."""
+    """``lines[2]`` for the third of the lines; "the arguments" for the call as a whole."""
     if not location:
         return "the arguments"
     head, *rest = location
@@ -109,7 +109,7 @@ def _length(detail: ErrorDetails) -> str:
     try:
         return str(len(detail["input"]))
     except TypeError:
-        return shown(detail["input"])
+        return _shown(detail["input"])
 
 
 def _allowed(annotation: Any) -> list[str]:
