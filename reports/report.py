@@ -3,8 +3,9 @@
 Figures are SVG documents inlined as data URIs, the style sheet and a small check script are
 inline, and a content security policy forbids loading anything from elsewhere. The check
 script runs when the page has loaded: it confirms that every figure decoded to a non-empty
-image and that no resource was fetched or refused, and writes the result into the page
-(`#render-status`, and `data-render` on the body), where a headless browser can read it.
+image and that no resource was fetched or refused, and writes the result on the body
+(`data-render` is ``ok`` or ``failed``, `data-render-status` the details as JSON), where a
+headless browser can read it. A reader sees it only when something failed, in plain words.
 """
 
 from __future__ import annotations
@@ -67,8 +68,17 @@ window.addEventListener('load', function () {
   var status = {plots: plots.length, rendered: plots.length - failed.length, failed: failed,
                 fetched: fetched, problems: window.__problems};
   var ok = plots.length > 0 && !failed.length && !fetched.length && !window.__problems.length;
-  document.getElementById('render-status').textContent = JSON.stringify(status);
+  document.body.setAttribute('data-render-status', JSON.stringify(status));
   document.body.setAttribute('data-render', ok ? 'ok' : 'failed');
+  if (!ok) {
+    var note = document.getElementById('render-problem');
+    var missing = failed.length ? ' (missing: ' + failed.join(', ') + ')' : '';
+    var reported = fetched.concat(window.__problems).map(function (r) { return r.slice(0, 80); });
+    note.textContent = 'This page did not render fully: ' + status.rendered + ' of ' +
+      status.plots + ' figures shown' + missing +
+      (reported.length ? '; the browser reported: ' + reported.join('; ') : '') + '.';
+    note.hidden = false;
+  }
 });
 """
 
@@ -483,7 +493,8 @@ def render_report(runs: Sequence[Run], comparisons: Sequence[RunComparison] = ()
     body = "\n".join(
         [
             f"<h1>{text(title)}</h1>",
-            f"<p class='muted'>Generated {generated}. <span id='render-status'></span></p>",
+            f"<p class='muted'>Generated {generated}.</p>",
+            "<p id='render-problem' class='fail' hidden></p>",
             f"<nav>{nav}</nav>",
             _runs_section(series, text),
             _headline_section(series, text),

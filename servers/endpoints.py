@@ -1,9 +1,10 @@
 """Streamable-HTTP hosting of many MCP endpoints in one process, one path and token each.
 
 Each endpoint lives at ``/episodes/<key>/mcp`` and answers only requests that carry its own
-bearer token: a missing, wrong or other endpoint's token gets 401. Host headers other than the
-listening address are refused (DNS-rebinding guard), and endpoints can come and go while the
-server runs.
+bearer token: a missing, wrong or other endpoint's token gets 401, whose body says which. Host
+headers other than the listening address are refused (DNS-rebinding guard), and endpoints can
+come and go while the server runs. Served on its own, the host also answers the OAuth
+discovery of clients that try it after a 401 with what to send instead.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from netdojo.servers.bearer import authorized, refusal
+from netdojo.servers.bearer import oauth_refusals, refusal_of
 
 PATH = "/episodes/{key}/mcp"
 
@@ -49,7 +50,8 @@ class EndpointHost:
         self._group: TaskGroup | None = None
         self.routes: list[BaseRoute] = [Mount("/episodes/{key}", app=self._dispatch)]
         self.app = Starlette(
-            routes=[Route("/health", self._health), *self.routes], lifespan=self.lifespan
+            routes=[Route("/health", self._health), *oauth_refusals(), *self.routes],
+            lifespan=self.lifespan,
         )
 
     @asynccontextmanager
@@ -100,8 +102,8 @@ class EndpointHost:
         if endpoint is None:
             await JSONResponse({"error": "no such endpoint"}, status_code=404)(scope, receive, send)
             return
-        if not authorized(scope, endpoint.token):
-            refused = refusal("a valid bearer token for this endpoint is required")
+        refused = refusal_of(scope, endpoint.token, whose="this endpoint's")
+        if refused is not None:
             await refused(scope, receive, send)
             return
         await endpoint.app(scope, receive, send)

@@ -82,5 +82,4 @@ async def _serve_http(
     async with serve_uvicorn(endpoints.app, host, port):
         endpoint = await endpoints.add(key, server, token)
         say(f"MCP endpoint: {endpoint.url}")
-        say(f"bearer token: {token}")
         await anyio.sleep_forever()

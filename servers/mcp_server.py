@@ -3,13 +3,14 @@
 Evaluation mode serves the lab tools and `submit`, nothing that grades or reveals. Practice
 mode adds `list_families`, `start_scenario`, `brief`, `reset`, `grade` and `end`; the lab
 tools then act on the current scenario. The tools over a lab come from the tool registry, by
-name, each with its arguments model as its input schema.
+name. Every tool has a title, and its arguments model is both its input schema and the check of
+every call, whose refusal names each argument, the rule it broke and the value given.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Annotated, Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
@@ -17,20 +18,29 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, create_model
 
 from netdojo import __version__
 from netdojo.errors import NetdojoError
 from netdojo.reports.records import Grade
+from netdojo.scenarios import registry
 from netdojo.scenarios.model import LAB_TOOLS, STANDARD_TOOLS, PublicHalf
-from netdojo.servers.practice import BriefView, EndResult, FamilyInfo, PracticeSession, Started
+from netdojo.servers.practice import (
+    BriefView,
+    EndResult,
+    Families,
+    NoArguments,
+    PracticeSession,
+    StartArguments,
+    Started,
+    start_arguments,
+)
 from netdojo.tools.contract import EpisodeView
 from netdojo.tools.lab_tools import LabTools, ToolFailure
 from netdojo.tools.registry import tool_spec, tool_specs
-from netdojo.tools.spec import ToolSpec
+from netdojo.tools.spec import ToolArguments, ToolSpec
 from netdojo.tools.topology import mermaid
 
-T = TypeVar("T")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 INSTRUCTIONS = (
@@ -38,14 +48,53 @@ INSTRUCTIONS = (
     "topology, show, ping, traceroute and capture; change it with configure (FRR lines) and "
     "execute (allowlisted Linux commands)."
 )
+BRIEF_TITLE = "Task brief"
+TOPOLOGY_TITLE = "Network topology"
+LOG_LEVEL: Final = "WARNING"  # the SDK's start and stop notes would fill a person's terminal
+Args = TypeVar("Args", bound=ToolArguments)
+Handler = Callable[[Args, Context], Awaitable[BaseModel]]
 
 
-async def _run(call: Awaitable[T]) -> T:
-    """Run a tool; the errors a client should read become tool errors."""
-    try:
-        return await call
-    except (NetdojoError, ToolFailure) as exc:
-        raise ToolError(str(exc)) from None
+class _ArgumentsAsGiven(FuncMetadata):
+    """Hands a tool's handler the arguments as the client sent them (with JSON text for a list
+    or an object parsed, as the SDK does), for the handler to check with the tool's model: a
+    refusal then names the argument, the rule and the value, as the tools' other errors do."""
+
+    def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
+        return {"arguments": self.pre_parse_json(arguments_to_validate)}
+
+
+def _tool(
+    name: str,
+    title: str,
+    description: str,
+    model: type[Args],
+    result: type[BaseModel],
+    annotations: ToolAnnotations,
+    handler: Handler[Args],
+) -> Tool:
+    """One served tool: its arguments model is its input schema and checks every call; the
+    errors a client should read become tool errors."""
+
+    async def call(arguments: dict[str, Any], ctx: Context) -> BaseModel:
+        try:
+            return await handler(model.checked(arguments), ctx)
+        except (NetdojoError, ToolFailure) as exc:
+            raise ToolError(str(exc)) from None
+
+    # The SDK's argument base, for its parsing of lists and objects sent as JSON text.
+    parsed = create_model(f"{name}Arguments", __base__=(model, ArgModelBase))
+    return Tool(
+        fn=call,
+        name=name,
+        title=title,
+        description=description,
+        parameters=model.model_json_schema(),
+        fn_metadata=_ArgumentsAsGiven(arg_model=parsed, output_model=result),
+        is_async=True,
+        context_kwarg="ctx",
+        annotations=annotations,
+    )
 
 
 def _topology_markdown(public: PublicHalf) -> str:
@@ -65,46 +114,37 @@ def served_tools(current: Callable[[], LabTools], names: Sequence[str] = LAB_TOO
 
 
 def _served(spec: ToolSpec[Any, Any], current: Callable[[], LabTools]) -> Tool:
-    """One tool whose input schema and argument check are its arguments model.
+    async def run(arguments: Any, ctx: Context) -> BaseModel:
+        result: BaseModel = await spec.run(current(), arguments)
+        return result
 
-    `MCPServer.add_tool` would derive both from a function signature; a `Tool` built here
-    validates with the model itself (over the SDK's argument base, which hands the handler
-    the fields one level deep).
-    """
+    annotations = ToolAnnotations(
+        read_only_hint=spec.read_only, destructive_hint=spec.destructive, open_world_hint=False
+    )
+    return _tool(
+        spec.name, spec.title, spec.description, spec.arguments, spec.result, annotations, run
+    )
 
-    async def call(**arguments: Any) -> BaseModel:
-        return await _run(spec.run(current(), spec.arguments.model_validate(arguments)))
 
-    checked = create_model(f"{spec.name}Arguments", __base__=(spec.arguments, ArgModelBase))
-    return Tool(
-        fn=call,
-        name=spec.name,
-        description=spec.description,
-        parameters=spec.input_schema(),
-        fn_metadata=FuncMetadata(arg_model=checked, output_model=spec.result),
-        is_async=True,
-        annotations=ToolAnnotations(
-            read_only_hint=spec.read_only, destructive_hint=spec.destructive, open_world_hint=False
-        ),
+def _server(name: str, tools: list[Tool]) -> MCPServer:
+    return MCPServer(
+        name, version=__version__, instructions=INSTRUCTIONS, tools=tools, log_level=LOG_LEVEL
     )
 
 
 def evaluation_server(tools: LabTools, tool_names: Sequence[str] = STANDARD_TOOLS) -> MCPServer:
     """One episode: its tools (the lab tools and `submit`); nothing grades or reveals."""
-    server = MCPServer(
-        "netdojo",
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        tools=served_tools(lambda: tools, tool_names),
-    )
+    server = _server("netdojo", served_tools(lambda: tools, tool_names))
 
-    @server.resource("netdojo://brief", mime_type="text/plain")
+    @server.resource("netdojo://brief", name="brief", title=BRIEF_TITLE, mime_type="text/plain")
     def brief() -> str:
         """The task."""
         return tools.public.brief
 
-    @server.resource("netdojo://topology", mime_type="text/markdown")
-    def topology_resource() -> str:
+    @server.resource(
+        "netdojo://topology", name="topology", title=TOPOLOGY_TITLE, mime_type="text/markdown"
+    )
+    def topology() -> str:
         """The topology as a Mermaid diagram and a table of devices."""
         return _topology_markdown(tools.public)
 
@@ -146,57 +186,54 @@ def practice_server(session: PracticeSession) -> MCPServer:
             raise ToolError("no scenario is running; call start_scenario first")
         return session.episode.tools
 
-    server = MCPServer(
-        "netdojo-practice",
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        tools=served_tools(current),
-    )
-
-    @server.tool(annotations=READ_ONLY)
-    async def list_families() -> list[FamilyInfo]:
-        """The scenario families: kind (reactive repair or constructive build), summary, levels."""
+    async def list_families(_: NoArguments, ctx: Context) -> Families:
         return session.families()
 
-    @server.tool(annotations=DESTRUCTIVE)
-    async def start_scenario(
-        family: Annotated[str, Field(description="a family from list_families")],
-        level: Annotated[int, Field(ge=1, le=3, description="difficulty and size, 1-3")] = 1,
-        seed: Annotated[int | None, Field(ge=0, description="omit for a random instance")] = None,
-        ctx: Context | None = None,
-    ) -> Started:
-        """Deploy a fresh lab for a scenario (replacing any running one) and return its brief."""
-        return await _run(session.start(family, level, seed, _progress(ctx)))
+    async def start_scenario(given: StartArguments, ctx: Context) -> Started:
+        return await session.start(given.family, given.level, given.seed, _progress(ctx))
 
-    @server.tool(annotations=READ_ONLY)
-    async def brief() -> BriefView:
-        """The current scenario's brief and constraints."""
-        return await _run(session.brief())
+    async def brief(_: NoArguments, ctx: Context) -> BriefView:
+        return await session.brief()
 
-    @server.tool(annotations=DESTRUCTIVE)
-    async def reset(ctx: Context | None = None) -> Started:
-        """Start the current scenario again on a fresh lab."""
-        return await _run(session.reset(_progress(ctx)))
+    async def reset(_: NoArguments, ctx: Context) -> Started:
+        return await session.reset(_progress(ctx))
 
-    @server.tool(annotations=READ_ONLY)
-    async def grade() -> Grade:
-        """Run the scenario's hidden tests on the live network; each with pass/fail evidence."""
-        return await _run(session.grade())
+    async def grade(_: NoArguments, ctx: Context) -> Grade:
+        return await session.grade()
 
-    @server.tool(annotations=DESTRUCTIVE)
-    async def end() -> EndResult:
-        """Tear down the current scenario's lab."""
-        return await _run(session.end())
+    async def end(_: NoArguments, ctx: Context) -> EndResult:
+        return await session.end()
 
-    @server.resource("netdojo://brief", mime_type="text/plain")
-    def brief_resource() -> str:
+    starting = start_arguments(list(registry.families()))
+    practice = [
+        _tool("list_families", "List scenario families", "The scenario families: kind "
+              "(reactive repair or constructive build), summary, levels.",
+              NoArguments, Families, READ_ONLY, list_families),
+        _tool("start_scenario", "Start a scenario", "Deploy a fresh lab for a scenario "
+              "(replacing any running one) and return its brief.",
+              starting, Started, DESTRUCTIVE, start_scenario),
+        _tool("brief", "Read the brief", "The current scenario's brief and constraints.",
+              NoArguments, BriefView, READ_ONLY, brief),
+        _tool("reset", "Restart the scenario", "Start the current scenario again on a fresh lab.",
+              NoArguments, Started, DESTRUCTIVE, reset),
+        _tool("grade", "Grade the work", "Run the scenario's hidden tests on the live network; "
+              "each with pass/fail evidence.", NoArguments, Grade, READ_ONLY, grade),
+        _tool("end", "End the scenario", "Tear down the current scenario's lab.",
+              NoArguments, EndResult, DESTRUCTIVE, end),
+    ]  # fmt: skip
+    server = _server("netdojo-practice", [*served_tools(current), *practice])
+
+    @server.resource("netdojo://brief", name="brief", title=BRIEF_TITLE, mime_type="text/plain")
+    def brief_text() -> str:
         """The current task."""
         if session.episode is None:
             raise ResourceNotFoundError("no scenario is running")
         return session.episode.scenario.public.brief
 
-    @server.resource("netdojo://topology", mime_type="text/markdown")
-    def topology_resource() -> str:
+    @server.resource(
+        "netdojo://topology", name="topology", title=TOPOLOGY_TITLE, mime_type="text/markdown"
+    )
+    def topology() -> str:
         """The current topology as a Mermaid diagram and a table of devices."""
         if session.episode is None:
             raise ResourceNotFoundError("no scenario is running")
@@ -205,9 +242,8 @@ def practice_server(session: PracticeSession) -> MCPServer:
     return server
 
 
-def _progress(ctx: Context | None) -> Callable[[float, str], Awaitable[None]]:
+def _progress(ctx: Context) -> Callable[[float, str], Awaitable[None]]:
     async def report(elapsed: float, message: str) -> None:
-        if ctx is not None:
-            await ctx.report_progress(elapsed, None, message=message)
+        await ctx.report_progress(elapsed, None, message=message)
 
     return report

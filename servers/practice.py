@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Annotated, Any, Literal
 
 import anyio
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from netdojo.errors import NetdojoError
 from netdojo.judges.episode import Episode, new_episode_id, open_episode
@@ -19,10 +20,31 @@ from netdojo.reports.records import Grade
 from netdojo.scenarios import registry
 from netdojo.scenarios.generate import check_choice, generate
 from netdojo.scenarios.model import Kind
+from netdojo.tools.spec import ToolArguments
 from netdojo.tools.topology import TopologyView, topology_view
 
 Progress = Callable[[float, str], Awaitable[None]]
 PROGRESS_EVERY_S = 5.0
+
+
+class NoArguments(ToolArguments):
+    pass  # a practice tool that takes no arguments (a docstring would reach its schema)
+
+
+class StartArguments(ToolArguments):
+    family: Annotated[str, Field(description="a family from list_families")]
+    level: Annotated[int, Field(ge=1, le=3, description="difficulty and size, 1-3")] = 1
+    seed: Annotated[int | None, Field(ge=0, description="omit for a random instance")] = None
+
+
+def start_arguments(families: Sequence[str]) -> type[StartArguments]:
+    """`StartArguments` whose ``family`` is one of these (an enum in its schema)."""
+    named: Any = Literal[tuple(families)]  # type: ignore[valid-type]
+    family: Any = Annotated[named, Field(description="a family from list_families")]
+    model: type[StartArguments] = create_model(
+        "StartArguments", __base__=StartArguments, family=(family, ...)
+    )
+    return model
 
 
 class FamilyInfo(BaseModel):
@@ -30,6 +52,10 @@ class FamilyInfo(BaseModel):
     kind: Kind
     summary: str
     levels: list[int]
+
+
+class Families(BaseModel):
+    families: list[FamilyInfo] = Field(description="every family, in the catalogue's order")
 
 
 class BriefView(BaseModel):
@@ -71,11 +97,13 @@ class PracticeSession:
             if self.episode is not None and time.monotonic() - self.last_call >= idle_s:
                 await self.end()
 
-    def families(self) -> list[FamilyInfo]:
-        return [
-            FamilyInfo(name=f.name, kind=f.kind, summary=f.summary, levels=list(f.levels))
-            for f in registry.families().values()
-        ]
+    def families(self) -> Families:
+        return Families(
+            families=[
+                FamilyInfo(name=f.name, kind=f.kind, summary=f.summary, levels=list(f.levels))
+                for f in registry.families().values()
+            ]
+        )
 
     def _running(self) -> Episode:
         if self.episode is None:

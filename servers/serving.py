@@ -40,19 +40,30 @@ class _QuietServer(uvicorn.Server):
 
 @asynccontextmanager
 async def serve_uvicorn(app: ASGIApp, host: str, port: int) -> AsyncIterator[None]:
-    """Run ``app`` on ``host:port`` for the duration of the block (started when entered)."""
+    """Run ``app`` on ``host:port`` for the duration of the block (started when entered).
+
+    Leaving the block, also by cancellation (a stop signal), shuts the server down the way
+    uvicorn does on its own: requests still open get `GRACEFUL_S`, then the app's lifespan
+    ends. Cancelling the server outright would leave its lifespan task to be killed when the
+    event loop closes, which uvicorn reports with a traceback.
+    """
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=GRACEFUL_S
     )
     web = _QuietServer(config)
+
+    async def serve() -> None:
+        with anyio.CancelScope(shield=True):
+            await web.serve()
+
     try:
         async with anyio.create_task_group() as group:
-            group.start_soon(web.serve)
-            while not web.started:
-                if web.should_exit:
-                    raise OSError(f"cannot listen on {host}:{port}")
-                await anyio.sleep(0.02)
+            group.start_soon(serve)
             try:
+                while not web.started:
+                    if web.should_exit:
+                        raise OSError(f"cannot listen on {host}:{port}")
+                    await anyio.sleep(0.02)
                 yield
             finally:
                 web.should_exit = True

@@ -126,6 +126,7 @@ async def execute(
 
 CONFIGURE = ToolSpec(
     name="configure",
+    title="Configure FRR",
     arguments=ConfigureArguments,
     result=ConfigureResult,
     description="Apply FRR configuration lines through vtysh in one go; each line is reported "
@@ -137,6 +138,7 @@ CONFIGURE = ToolSpec(
 )
 EXECUTE = ToolSpec(
     name="execute",
+    title="Run a command",
     arguments=ExecuteArguments,
     result=ExecuteResult,
     description="Run one state-changing command in a device, as an argument vector (no shell). "

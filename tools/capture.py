@@ -114,6 +114,7 @@ def _protocol(packet: Any) -> str:
 
 CAPTURE = ToolSpec(
     name="capture",
+    title="Capture packets",
     arguments=CaptureArguments,
     result=CaptureResult,
     description="Capture packets on a device interface; returns decoded packet summaries.",

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
 import anyio
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from netdojo.labs.errors import LabError
 from netdojo.labs.runtime import DEFAULT_MAX_OUTPUT, ExecResult, LiveLab
@@ -35,7 +35,7 @@ from netdojo.tools.reachability import (
     parse_traceroute,
 )
 from netdojo.tools.read_allowlist import READ_FORMS, parse_read, split_trailing_json
-from netdojo.tools.spec import Device, ToolArguments, ToolSpec
+from netdojo.tools.spec import Device, InvalidArguments, JsonData, ToolArguments, ToolSpec
 from netdojo.tools.topology import TOPOLOGY, TopologyView, topology_view
 from netdojo.tools.trajectory import Trajectory, storable
 
@@ -61,7 +61,9 @@ class ShowResult(BaseModel):
     device: str
     command: str
     text: str
-    parsed: Any = Field(default=None, description="the parsed JSON form, when the command has one")
+    parsed: JsonData = Field(
+        default=None, description="the parsed JSON form, when the command has one"
+    )
     truncated: bool = False
     note: str | None = None
 
@@ -92,13 +94,9 @@ def _note(done: ExecResult, limits: ToolLimits) -> str | None:
 def _check_arguments(spec: ToolSpec[Any, Any], arguments: dict[str, Any]) -> None:
     """Check a call's arguments against its tool's model; a `ToolFailure` names each problem."""
     try:
-        spec.arguments.model_validate(arguments)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, error['loc'])) or 'arguments'}: {error['msg']}"
-            for error in exc.errors()
-        )
-        raise ToolFailure(f"invalid arguments for {spec.name}: {problems}") from None
+        spec.checked(arguments)
+    except InvalidArguments as exc:
+        raise ToolFailure(str(exc)) from None
 
 
 class LabTools:
@@ -386,6 +384,7 @@ class LabTools:
 
 SHOW = ToolSpec(
     name="show",
+    title="Show device state",
     arguments=ShowArguments,
     result=ShowResult,
     description="Read a device's state. The result has the text and, when the command has a JSON "
@@ -396,6 +395,7 @@ SHOW = ToolSpec(
 )
 SUBMIT = ToolSpec(
     name="submit",
+    title="Submit the work",
     arguments=SubmitArguments,
     result=SubmitResult,
     description="Declare the task done; the network is then judged and no further calls are taken.",

@@ -99,6 +99,7 @@ def parse_traceroute(source: str, destination: str, address: str, output: str) -
 
 PING = ToolSpec(
     name="ping",
+    title="Ping",
     arguments=PingArguments,
     result=PingResult,
     description="Ping from a device; returns loss and round-trip times.",
@@ -108,6 +109,7 @@ PING = ToolSpec(
 )
 TRACEROUTE = ToolSpec(
     name="traceroute",
+    title="Traceroute",
     arguments=TracerouteArguments,
     result=TracerouteResult,
     description="The hops from a device to a destination (one probe per hop, numeric).",

@@ -6,24 +6,45 @@ them, and protocol front ends serve them from there.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, WithJsonSchema
 from pydantic.config import JsonDict
 
 from netdojo.errors import NetdojoError
+from netdojo.tools.argument_errors import problems
 
 if TYPE_CHECKING:
     from netdojo.labs.runtime import LiveLab
     from netdojo.tools.lab_tools import LabTools
 
 Device = Annotated[str, Field(description="a device name from topology()")]
+JsonData = Annotated[
+    JsonValue,
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "object"},
+                {"type": "array"},
+                {"type": "string"},
+                {"type": "number"},
+                {"type": "boolean"},
+                {"type": "null"},
+            ]
+        }
+    ),
+]
+"""Any JSON value, with a schema that says so (a schema without a type reads as a mistake)."""
 
 
 class UnknownTool(NetdojoError):
     """A tool name that is not registered, or a tool that cannot serve the call."""
+
+
+class InvalidArguments(NetdojoError):
+    """A call whose arguments its tool's model refuses; the message names each problem."""
 
 
 def _untitled(schema: JsonDict) -> None:
@@ -50,6 +71,14 @@ class ToolArguments(BaseModel):
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=_untitled)
 
+    @classmethod
+    def checked(cls, arguments: Mapping[str, Any]) -> Self:
+        """The arguments as this model, or `InvalidArguments` naming each problem."""
+        try:
+            return cls.model_validate(arguments)
+        except ValidationError as exc:
+            raise InvalidArguments(problems(cls, exc)) from None
+
 
 Args = TypeVar("Args", bound=ToolArguments)
 Result = TypeVar("Result", bound=BaseModel)
@@ -59,7 +88,8 @@ Result = TypeVar("Result", bound=BaseModel)
 class ToolSpec(Generic[Args, Result]):
     """One agent-facing tool.
 
-    ``run`` is the call over an episode's tools (checked and recorded); ``act``, for tools that
+    ``title`` is the tool's name for people (a client shows it in its tool list); ``run`` is
+    the call over an episode's tools (checked and recorded); ``act``, for tools that
     change a lab, is the same action on a bare lab, as reference solutions and fault injections
     apply it; its result has an ``ok`` field. ``read_only`` and ``destructive`` say whether a
     call can change a device's state;
@@ -68,6 +98,7 @@ class ToolSpec(Generic[Args, Result]):
     """
 
     name: str
+    title: str
     arguments: type[Args]
     result: type[Result]
     description: str
@@ -76,6 +107,10 @@ class ToolSpec(Generic[Args, Result]):
     destructive: bool
     act: Callable[[LiveLab, Args], Awaitable[Result]] | None = None
     refusal_unsafe: bool = False
+
+    def checked(self, arguments: Mapping[str, Any]) -> Args:
+        """The call's arguments as the tool's model, or `InvalidArguments` naming each problem."""
+        return self.arguments.checked(arguments)
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON schema of the arguments, as a client is shown it."""

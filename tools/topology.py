@@ -28,6 +28,7 @@ class TopologyView(BaseModel):
 
 TOPOLOGY = ToolSpec(
     name="topology",
+    title="Network topology",
     arguments=TopologyArguments,
     result=TopologyView,
     description="The network: devices with roles and interfaces (addresses where given), links, "

@@ -67,12 +67,19 @@ async def test_http_endpoints_answer_only_their_own_token(episode: Episode) -> N
             result = await client.call_tool("topology", {})
             assert not result.is_error
         async with httpx2.AsyncClient() as http:
-            for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic x"}):
+            for headers, says in (
+                ({}, "no bearer token"),
+                ({"Authorization": "Bearer wrong"}, "wrong bearer token"),
+                ({"Authorization": "Basic x"}, "holds no bearer token"),
+            ):
                 refused = await http.post(a.url, json=RPC, headers={**MCP_HEADERS, **headers})
                 assert refused.status_code == 401, headers
                 assert refused.headers["www-authenticate"].startswith("Bearer")
+                assert "resource_metadata" not in refused.headers["www-authenticate"]
+                assert says in refused.json()["error"], refused.text
             other = {**MCP_HEADERS, "Authorization": f"Bearer {b.token}"}
-            assert (await http.post(a.url, json=RPC, headers=other)).status_code == 401
+            refused = await http.post(a.url, json=RPC, headers=other)
+            assert refused.status_code == 401 and "wrong bearer token" in refused.text
             foreign = {**MCP_HEADERS, **auth, "Host": "attacker.example"}
             assert (await http.post(a.url, json=RPC, headers=foreign)).status_code == 421
             host.remove("first")
@@ -91,7 +98,9 @@ async def test_stdio_practice_session_removes_its_lab_when_the_client_leaves() -
         assert "submit" not in tools
         early = await client.call_tool("show", {"device": "r1", "command": "show version"})
         assert early.is_error and "start_scenario" in early.content[0].text
-        families = (await client.call_tool("list_families", {})).structured_content["result"]
+        listed = await client.call_tool("list_families", {})
+        assert len(listed.content) == 1, "one structured result, not a block per family"
+        families = listed.structured_content["families"]
         assert {f["name"] for f in families} >= {"static-routing", "ospf-build"}
         started = await client.call_tool(
             "start_scenario", {"family": "static-routing", "level": 1, "seed": 5}
@@ -108,11 +117,13 @@ async def test_http_evaluation_serves_one_episode_and_cleans_up_on_sigterm(
     tmp_path: Path,
 ) -> None:
     before = {lab.name for lab in netdojo_labs()}
-    port, token = free_port(), "test-token-123"
+    port, token = free_port(), "test-token-0123456789"
     trajectory = tmp_path / "trajectory.json"
+    token_file = tmp_path / "token"
+    token_file.write_text(f"{token}\n")
     server = subprocess.Popen(
         [NETDOJO, "mcp", "--family", "host-config", "--level", "1", "--seed", "4", "--http",
-         "--port", str(port), "--token", token, "--trajectory", str(trajectory)],
+         "--port", str(port), "--token-file", str(token_file), "--trajectory", str(trajectory)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -139,7 +150,9 @@ async def test_http_evaluation_serves_one_episode_and_cleans_up_on_sigterm(
     finally:
         server.send_signal(signal.SIGTERM)
         await anyio.to_thread.run_sync(server.wait, 60)
-    assert server.returncode == 0, server.stderr.read() if server.stderr else ""
+    said = server.stderr.read() if server.stderr else ""
+    assert server.returncode == 0, said
+    assert token not in said and "Traceback" not in said and "CancelledError" not in said, said
     recorded = json.loads(trajectory.read_text())
     assert [s["tool"] for s in recorded["steps"]] == ["topology", "ping", "submit"]
     assert recorded["submitted"] == "looked" and token not in trajectory.read_text()

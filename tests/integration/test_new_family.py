@@ -46,6 +46,7 @@ async def _links(tools: LabTools, arguments: LinksArguments) -> LinksResult:
 
 LINKS: ToolSpec[LinksArguments, LinksResult] = ToolSpec(
     name="links",
+    title="Link states",
     arguments=LinksArguments,
     result=LinksResult,
     description="The state of every link of a device, one line each.",

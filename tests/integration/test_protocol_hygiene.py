@@ -262,12 +262,13 @@ async def test_bad_tool_calls_are_tool_errors_that_name_the_problem(
         "no such tool": ({"name": "rm_rf", "arguments": {}}, "Unknown tool"),
         "wrong types": (
             {"name": "ping", "arguments": {"source": 5, "destination": ["x"], "count": "many"}},
-            "validation error",
+            "source must be a string, not 5; destination must be a string, not ['x']; "
+            "count must be an integer, not 'many'",
         ),
         "a missing argument": ({"name": "show", "arguments": {"device": "r1"}}, "command"),
         "out of bounds": (
             {"name": "capture", "arguments": {"device": "r1", "interface": "eth0", "seconds": 1e9}},
-            "seconds",
+            "seconds must be from 0.5 to 30.0, not 1000000000.0",
         ),
     }
     async with httpx.AsyncClient(timeout=60) as http:
@@ -277,7 +278,9 @@ async def test_bad_tool_calls_are_tool_errors_that_name_the_problem(
                 served.url, content=_rpc("tools/call", params), headers=session
             )
             result = _reply(answer)["result"]
-            assert result["isError"] and reason in result["content"][0]["text"], (case, result)
+            text = result["content"][0]["text"]
+            assert result["isError"] and reason in text, (case, result)
+            assert "pydantic" not in text and "validation error" not in text, (case, text)
     assert len(tools.trajectory.steps) == recorded, "a call the schema refuses never runs"
     await _still_serves(served, lab)
 

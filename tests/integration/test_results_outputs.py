@@ -166,10 +166,13 @@ def render_status(page: Path, profile: Path) -> dict[str, object]:
         [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
         capture_output=True, text=True, timeout=180,
     )  # fmt: skip
-    found = re.search(r'<span id="render-status">([^<]*)</span>', done.stdout)
+    found = re.search(r'data-render-status="([^"]*)"', done.stdout)
     assert found and found.group(1), f"no render status in the page:\n{done.stderr[-2000:]}"
     status: dict[str, object] = json.loads(html.unescape(found.group(1)))
     status["body"] = 'data-render="ok"' in done.stdout
+    status["problem shown"] = (
+        re.search(r'<p id="render-problem"[^>]*\bhidden\b', done.stdout) is None
+    )
     return status
 
 
@@ -216,7 +219,7 @@ def test_reports_render_every_plot_offline_in_chromium(
         status = render_status(report, tmp_path / f"profile-{name}")
         assert status["plots"] == 5 and status["rendered"] == 5, status
         assert status["failed"] == [] and status["fetched"] == [] and status["problems"] == []
-        assert status["body"] is True
+        assert status["body"] is True and status["problem shown"] is False
 
 
 def _validator(name: str) -> Draft202012Validator:

@@ -141,6 +141,15 @@ def test_report_links_every_episode_and_escapes_what_devices_print() -> None:
     assert "default-src 'none'" in page
 
 
+def test_the_report_header_shows_no_status_line_unless_rendering_failed() -> None:
+    a, b = _runs()
+    page = render_report([a, b])
+    header = page[page.index("<h1>") : page.index("<nav>")]
+    assert "id='render-status'" not in page and "{" not in header
+    assert "<p id='render-problem' class='fail' hidden></p>" in header
+    assert "setAttribute('data-render-status', JSON.stringify(status))" in page
+
+
 def test_report_draws_trials_when_instances_ran_several() -> None:
     trials = run("agent", [record(f"t{i}", "solved" if i else "unsolved", instance="i", trial=i)
                            for i in range(3)])  # fmt: skip
