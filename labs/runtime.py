@@ -351,12 +351,14 @@ async def start_lab(spec: LabSpec, name: str | None = None, persistent: bool = F
     except BaseException as exc:
         with anyio.CancelScope(shield=True):
             close_listeners(listeners)
-            await _remove_deployment(
-                deployment.deploy_id, deployment.containers, deployment.networks
-            )
-            forget_lab(identity, deployment.deploy_id)
-            if recorded:
-                _spec_file(name).unlink(missing_ok=True)
+            try:
+                await _remove_deployment(
+                    deployment.deploy_id, deployment.containers, deployment.networks
+                )
+            finally:
+                forget_lab(identity, deployment.deploy_id)
+                if recorded:
+                    _spec_file(name).unlink(missing_ok=True)
         if isinstance(exc, Exception) and not isinstance(exc, NetdojoError):
             raise LabError(f"lab {name} could not be deployed: {explain(exc)}") from exc
         raise

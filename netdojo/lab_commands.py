@@ -21,6 +21,8 @@ from netdojo.console import console, err
 from netdojo.errors import NetdojoError
 
 if TYPE_CHECKING:
+    from anyio.abc import TaskStatus
+
     from netdojo.labs.devices import DeviceInfo
     from netdojo.labs.labfolder import LabFolder
     from netdojo.labs.runtime import LiveLab
@@ -105,7 +107,11 @@ def lab_up(
 
 
 async def _up(spec: LabSpec, name: str) -> tuple[LiveLab, Table]:
-    """Deploy until done or until a stop signal, which removes what the deploy created."""
+    """Deploy until done or until a stop signal, which removes what the deploy created.
+
+    Signals are caught until the deploy and its cleanup are over: a second Ctrl-C cannot cut
+    the cleanup short.
+    """
     import anyio
 
     from netdojo.labs.devices import describe
@@ -114,24 +120,26 @@ async def _up(spec: LabSpec, name: str) -> tuple[LiveLab, Table]:
     stopped_by: list[int] = []
     lives: list[LiveLab] = []
     failed: list[Exception] = []
+    deploying = anyio.CancelScope()
     async with anyio.create_task_group() as group:
 
-        async def watch() -> None:
+        async def watch(*, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
             with anyio.open_signal_receiver(*STOP_SIGNALS) as received:
+                task_status.started()
                 async for signum in received:
                     stopped_by.append(signum)
-                    group.cancel_scope.cancel()
-                    return
+                    deploying.cancel()
 
-        group.start_soon(watch)
-        try:
-            lives.append(await start_lab(spec, name=name, persistent=True))
-        except Exception as exc:  # raised past the task group, which would wrap it in a group
-            failed.append(exc)
+        await group.start(watch)
+        with deploying:
+            try:
+                lives.append(await start_lab(spec, name=name, persistent=True))
+            except Exception as exc:  # raised past the task group, which would wrap it
+                failed.append(exc)
         group.cancel_scope.cancel()
     if failed:
         raise failed[0]
-    if stopped_by:
+    if not lives:
         raise Stopped(
             f"stopped by {signal.Signals(stopped_by[0]).name}: lab {name} was not deployed, "
             "and what its deploy had created is removed"
