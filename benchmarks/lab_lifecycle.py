@@ -64,8 +64,9 @@ from rich.table import Table
 
 from netdojo.labs.image import device_image
 from netdojo.labs.kathara_backend import docker_client
+from netdojo.labs.kathara_lab import resolve_image
 from netdojo.labs.kathara_settings import SETTINGS_FILE, settings_dir
-from netdojo.labs.runtime import LiveLab, resolve_image, start_lab, stop_lab
+from netdojo.labs.runtime import LiveLab, start_lab, stop_lab
 from netdojo.labs.samples import host_address, ospf_converged, ospf_ring
 from netdojo.labs.spec import LabSpec
 

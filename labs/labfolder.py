@@ -1,107 +1,68 @@
-"""Load a Kathará lab folder (``lab.conf``, ``*.startup``, device folders) into a `LabSpec`.
+"""Load a Kathará lab folder (``lab.conf``, ``lab.dep``, ``*.startup``, device folders).
 
-The ``lab.conf`` grammar is that of Kathará 3.8's ``LabParser``, so a folder Kathará accepts
-parses here too. What netdojo cannot honour is a problem, raised together with every other problem
-as one `LabSpecError`; what is merely dropped is reported as a `LabFolderWarning`.
+The ``lab.conf`` grammar is that of Kathará 3.8 (`netdojo.labs.labconf`), so a folder Kathará
+accepts parses here too. What netdojo cannot honour is a problem, raised together with every
+other problem as one `LabSpecError`; what is merely skipped is a warning of the `LabFolder`.
 """
 
 from __future__ import annotations
 
 import re
-import warnings
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
 
+from pydantic import BaseModel, Field
+
 from netdojo.labs.errors import LabSpecError
+from netdojo.labs.labconf import (
+    NO_EXTERNAL,
+    ConfDevice,
+    LabConf,
+    Notes,
+    parse_lab_conf,
+    parse_lab_dep,
+)
+from netdojo.labs.names import slug
 from netdojo.labs.spec import DEFAULT_IMAGE, LabSpec
 
-_DEVICE_LINE = re.compile(
-    r"^(?P<device>\w+)\[(?P<key>\w+)\]=(?P<quote>[\"']?)(?P<value>[^\"']+)(?P=quote)(\s+#.*)?$"
-)
-_GENERAL_LINE = re.compile(r"^LAB_(?:NAME|DESCRIPTION|VERSION|AUTHOR|EMAIL|WEB)=")
-_COLLISION_DOMAIN = re.compile(r"^\w+$")
 _MAX_NAME_LENGTH = 30  # NAME_PATTERN: a letter, then up to 29 more characters
 _KATHARA_IMAGES = {"kathara/base", "kathara/frr", "kathara/quagga"}
 _ROUTING_SUITES = ("frr", "quagga")
 _NOT_DEVICE_FOLDERS = {"shared", "_test"}  # Kathará's reserved names
-_UNIT_BYTES = {"b": 1, "k": 2**10, "m": 2**20, "g": 2**30}
-_TRUE = {"y", "yes", "t", "true", "on", "1"}
-_FALSE = {"n", "no", "f", "false", "off", "0"}
-_NO_EXTERNAL = "netdojo labs never reach off the machine"
 
 
-class LabFolderWarning(UserWarning):
-    """Something in a Kathará lab folder was skipped or ignored."""
+class LabFolder(BaseModel):
+    """A lab folder as loaded: the spec, what lab.conf says about the lab, and what was skipped."""
+
+    spec: LabSpec
+    title: str = Field(description="LAB_NAME, else the folder's name, as written")
+    about: dict[str, str] = Field(
+        default_factory=dict, description="description, version, author, email, web"
+    )
+    warnings: list[str] = Field(default_factory=list, description="one line each")
 
 
-def _memory_mib(value: str) -> int:
-    """Kathará's ``mem`` (``128m``, ``1g``; a bare number is MiB) in whole MiB, rounded up."""
-    unit = value[-1].lower()
-    if unit not in _UNIT_BYTES:
-        return int(value)
-    return -(-int(value[:-1]) * _UNIT_BYTES[unit] // 2**20)
-
-
-def _flag(value: str) -> bool:
-    word = value.strip().lower()
-    if word in _TRUE | _FALSE:
-        return word in _TRUE
-    raise ValueError(value)
-
-
-_OPTIONS: dict[str, tuple[Callable[[str], object], str]] = {
-    "image": (str, "an image name"),
-    "mem": (_memory_mib, "a size such as 128m or 1g"),
-    "cpus": (float, "a number of CPUs such as 0.5"),
-    "ipv6": (_flag, "true or false"),
-    "bridged": (_flag, "true or false"),
-}
-
-
-@dataclass
-class _Notes:
-    problems: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _Device:
-    interfaces: dict[int, str] = field(default_factory=dict)  # index -> Kathará collision domain
-    options: dict[str, object] = field(default_factory=dict)
-    exec_lines: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _LabConf:
-    name: str | None = None
-    devices: dict[str, _Device] = field(default_factory=dict)
-
-
-def load_lab_folder(path: str | Path) -> LabSpec:
-    """Load the Kathará lab folder at ``path``.
-
-    Raises `LabSpecError` listing every problem; skipped files and ignored settings are
-    emitted as `LabFolderWarning`.
-    """
+def load_lab_folder(path: str | Path) -> LabFolder:
+    """Load the Kathará lab folder at ``path``; `LabSpecError` lists every problem."""
     root = Path(path)
-    notes = _Notes()
+    notes = Notes()
     conf = _read_lab_conf(root, notes)
     _check_entries(root, conf.devices, notes)
+    needs = _read_lab_dep(root, conf.devices, notes)
     shared_files = _folder_files(root / "shared", "/shared/", notes)
     shared_startup = _startup_lines(root / "shared.startup", notes)
     devices = [
-        _device_data(root, name, device, shared_files, shared_startup, notes)
+        _device_data(root, name, device, needs.get(name, []), shared_files, shared_startup, notes)
         for name, device in conf.devices.items()
     ]
+    title = conf.name or root.resolve().name
     data: dict[str, object] = {
-        "name": _sanitise(conf.name or root.resolve().name, "lab-"),
+        "name": _spec_name(title),
         "devices": devices,
         "links": _links(conf.devices),
     }
-    for message in notes.warnings:
-        warnings.warn(message, LabFolderWarning, stacklevel=2)
-    return _build(data, notes.problems)
+    spec = _build(data, notes.problems)
+    return LabFolder(spec=spec, title=title, about=conf.about, warnings=notes.warnings)
 
 
 def collision_domain_names(domains: Iterable[str]) -> dict[str, str]:
@@ -119,6 +80,12 @@ def collision_domain_names(domains: Iterable[str]) -> dict[str, str]:
             name = base[: _MAX_NAME_LENGTH - len(suffix)] + suffix
         mapping[domain] = name
     return mapping
+
+
+def _spec_name(title: str) -> str:
+    """Whole words of the title, starting with a letter as ``NAME_PATTERN`` asks."""
+    name = slug(title, _MAX_NAME_LENGTH)
+    return name if re.match(r"[a-z]", name) else slug(f"lab {title}", _MAX_NAME_LENGTH)
 
 
 def _sanitise(name: str, prefix: str) -> str:
@@ -139,90 +106,34 @@ def _read_text(path: Path) -> str | None:
         return None
 
 
-def _read_lab_conf(root: Path, notes: _Notes) -> _LabConf:
+def _read_lab_conf(root: Path, notes: Notes) -> LabConf:
     conf_path = root / "lab.conf"
     if not conf_path.is_file():
         raise LabSpecError([f"{root}: no lab.conf, so this is not a Kathará lab folder"])
     text = _read_text(conf_path)
     if text is None:
         raise LabSpecError(["lab.conf is not UTF-8 text"])
-    return _parse_lab_conf(text, notes)
+    return parse_lab_conf(text, notes)
 
 
-def _parse_lab_conf(text: str, notes: _Notes) -> _LabConf:
-    conf = _LabConf()
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        where = f"lab.conf line {number}"
-        if not line or line.startswith("#"):
-            continue
-        if _GENERAL_LINE.match(line):
-            key, _, value = line.partition("=")
-            if key == "LAB_NAME":
-                conf.name = value.replace('"', "").replace("'", "").strip()
-            continue
-        match = _DEVICE_LINE.match(line)
-        if match is None:
-            notes.problems.append(f"{where}: cannot parse {line!r}")
-            continue
-        name, key, value = match["device"], match["key"], match["value"]
-        device = conf.devices.setdefault(name, _Device())
-        if key.isdecimal():
-            _add_interface(name, device, int(key), value, where, notes)
-        elif key == "exec":
-            device.exec_lines.append(value)
-        elif key in _OPTIONS:
-            _set_option(name, device, key, value, where, notes)
-        else:
-            notes.problems.append(f"{where}: option {key!r} of device {name!r} is not supported")
-    return conf
+def _read_lab_dep(root: Path, devices: Iterable[str], notes: Notes) -> dict[str, list[str]]:
+    path = root / "lab.dep"
+    if not path.is_file():
+        return {}
+    text = _read_text(path)
+    if text is None:
+        notes.problems.append("lab.dep is not UTF-8 text")
+        return {}
+    needs = parse_lab_dep(text, notes)
+    known = set(devices)
+    for device in sorted({*needs, *(n for names in needs.values() for n in names)} - known):
+        notes.problems.append(f"lab.dep names {device!r}, which is no device of lab.conf")
+    return {
+        name: [n for n in names if n in known] for name, names in needs.items() if name in known
+    }
 
 
-def _add_interface(
-    name: str, device: _Device, index: int, value: str, where: str, notes: _Notes
-) -> None:
-    """Handle ``device[N]=domain`` or ``device[N]=domain/MAC``."""
-    domain, mac = value, ""
-    if "/" in value:
-        parts = [part for part in value.split("/") if part]
-        if len(parts) != 2:
-            notes.problems.append(f"{where}: {value!r} is not COLLISION_DOMAIN/MAC")
-            return
-        domain, mac = parts
-    if not _COLLISION_DOMAIN.match(domain):
-        notes.problems.append(
-            f"{where}: collision domain {domain!r} may hold only letters, digits and '_'"
-        )
-    elif index in device.interfaces:
-        notes.problems.append(
-            f"{where}: eth{index} of {name!r} is already on collision domain "
-            f"{device.interfaces[index]!r}"
-        )
-    else:
-        device.interfaces[index] = domain
-        if mac:
-            notes.warnings.append(f"{where}: MAC address {mac!r} of {name!r} eth{index} ignored")
-
-
-def _set_option(
-    name: str, device: _Device, key: str, value: str, where: str, notes: _Notes
-) -> None:
-    convert, expected = _OPTIONS[key]
-    try:
-        converted = convert(value)
-    except ValueError:
-        notes.problems.append(f"{where}: {key} of {name!r} must be {expected}, not {value!r}")
-        return
-    if key == "bridged" and converted:
-        notes.problems.append(
-            f"{where}: device {name!r} is bridged to the host network; {_NO_EXTERNAL}"
-        )
-    if key in device.options:
-        notes.warnings.append(f"{where}: {key} of {name!r} set again; the last value wins")
-    device.options[key] = converted
-
-
-def _check_entries(root: Path, devices: Iterable[str], notes: _Notes) -> None:
+def _check_entries(root: Path, devices: Iterable[str], notes: Notes) -> None:
     """Refuse startup files and folders of devices missing from lab.conf.
 
     Kathará silently ignores them, but they are nearly always a misspelt device whose
@@ -239,13 +150,16 @@ def _check_entries(root: Path, devices: Iterable[str], notes: _Notes) -> None:
             notes.problems.append(f"{name} belongs to no device in lab.conf")
         elif name == "lab.ext":
             notes.problems.append(
-                f"lab.ext attaches collision domains to host interfaces; {_NO_EXTERNAL}"
+                f"lab.ext would attach collision domains to the host's interfaces; "
+                f"{NO_EXTERNAL}: remove lab.ext to run the lab on its own"
             )
-        elif name == "lab.dep" or entry.suffix == ".shutdown":
-            notes.warnings.append(f"{name} ignored")
+        elif entry.suffix == ".shutdown":
+            notes.warnings.append(
+                f"{name} ignored: netdojo removes devices without shutting them down"
+            )
 
 
-def _folder_files(folder: Path, target: str, notes: _Notes) -> dict[str, str]:
+def _folder_files(folder: Path, target: str, notes: Notes) -> dict[str, str]:
     """Text files under ``folder``, keyed by their path in the device once copied to ``target``."""
     files: dict[str, str] = {}
     for path in sorted(folder.rglob("*")):
@@ -261,7 +175,7 @@ def _folder_files(folder: Path, target: str, notes: _Notes) -> dict[str, str]:
     return files
 
 
-def _startup_lines(path: Path, notes: _Notes) -> list[str]:
+def _startup_lines(path: Path, notes: Notes) -> list[str]:
     if not path.is_file():
         return []
     text = _read_text(path)
@@ -275,10 +189,11 @@ def _startup_lines(path: Path, notes: _Notes) -> list[str]:
 def _device_data(
     root: Path,
     name: str,
-    device: _Device,
+    device: ConfDevice,
+    needs: list[str],
     shared_files: dict[str, str],
     shared_startup: list[str],
-    notes: _Notes,
+    notes: Notes,
 ) -> dict[str, object]:
     """The `DeviceSpec` fields of one device; Kathará runs shared, own startup, then exec lines."""
     image = str(device.options.get("image", ""))
@@ -300,6 +215,15 @@ def _device_data(
         ],
         "limits": limits,
         "ipv6": device.options.get("ipv6", False),
+        "sysctls": device.sysctls,
+        "env": device.env,
+        "ulimits": device.ulimits,
+        "ports": [
+            {"host": host, "device": port, "protocol": protocol}
+            for (host, protocol), port in device.ports.items()
+        ],
+        "macs": device.macs,
+        "depends_on": needs,
     }
 
 
@@ -315,7 +239,7 @@ def _image(image: str) -> str:
     return DEFAULT_IMAGE if not image or untagged in _KATHARA_IMAGES else image
 
 
-def _links(devices: dict[str, _Device]) -> list[dict[str, object]]:
+def _links(devices: dict[str, ConfDevice]) -> list[dict[str, object]]:
     names = collision_domain_names(
         domain for device in devices.values() for domain in device.interfaces.values()
     )

@@ -2,7 +2,8 @@
 
 Docker is the source of truth: every container and network of a netdojo lab carries the
 owner label, so leftovers are found after any crash. Labs of live owners, persistent labs
-and labs that netdojo did not create are never touched.
+and labs that netdojo did not create are never touched. A lab is the objects of one
+deployment: removing it removes exactly those, never others with the same Kathará lab hash.
 """
 
 from __future__ import annotations
@@ -12,10 +13,18 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from netdojo.labs.kathara_backend import LAB_LABEL, OWNER_LABEL, docker_client, manager, owner_alive
+from netdojo.labs.deployment import remove_objects
+from netdojo.labs.kathara_backend import (
+    DEPLOY_LABEL,
+    LAB_LABEL,
+    OWNER_LABEL,
+    docker_client,
+    owner_alive,
+)
 from netdojo.labs.paths import sub_dir
+from netdojo.labs.ports import stop_relay
 
 BRIDGE_PREFIX = "kt-"
 ORPHAN_GRACE_S = 2.0
@@ -24,10 +33,13 @@ ORPHAN_GRACE_S = 2.0
 class LabInfo(BaseModel):
     name: str
     lab_hash: str
+    deploy_id: str
     owner: str
     alive: bool
     devices: list[str]
     networks: int
+    container_ids: list[str] = Field(default_factory=list, exclude=True)
+    network_ids: list[str] = Field(default_factory=list, exclude=True)
 
 
 class ReapReport(BaseModel):
@@ -50,41 +62,46 @@ class ReapReport(BaseModel):
 
 
 def netdojo_labs() -> list[LabInfo]:
-    """Every lab netdojo created that still has a container or a network."""
+    """Every lab netdojo created that still has a container or a network, one per deployment."""
     client = docker_client()
     selector = {"label": [OWNER_LABEL, "app=kathara"]}
-    devices: dict[str, list[str]] = defaultdict(list)
-    networks: dict[str, int] = defaultdict(int)
-    meta: dict[str, tuple[str, str]] = {}
+    devices: dict[tuple[str, str], list[str]] = defaultdict(list)
+    containers: dict[tuple[str, str], list[str]] = defaultdict(list)
+    networks: dict[tuple[str, str], list[str]] = defaultdict(list)
+    meta: dict[tuple[str, str], tuple[str, str]] = {}
     # One listing call each, with no per-object inspect: other labs come and go meanwhile.
     for container in client.api.containers(all=True, filters=selector):
         labels = container["Labels"]
-        devices[labels["lab_hash"]].append(labels["name"])
-        meta[labels["lab_hash"]] = (labels.get(LAB_LABEL, ""), labels[OWNER_LABEL])
+        key = (labels["lab_hash"], labels.get(DEPLOY_LABEL, ""))
+        devices[key].append(labels["name"])
+        containers[key].append(container["Id"])
+        meta[key] = (labels.get(LAB_LABEL, ""), labels[OWNER_LABEL])
     for network in client.api.networks(filters=selector):
         labels = network.get("Labels") or {}
-        lab_hash = labels.get("lab_hash", "")
-        networks[lab_hash] += 1
-        meta.setdefault(lab_hash, (labels.get(LAB_LABEL, ""), labels[OWNER_LABEL]))
+        key = (labels.get("lab_hash", ""), labels.get(DEPLOY_LABEL, ""))
+        networks[key].append(network["Id"])
+        meta.setdefault(key, (labels.get(LAB_LABEL, ""), labels[OWNER_LABEL]))
     return [
         LabInfo(
             name=name,
-            lab_hash=lab_hash,
+            lab_hash=key[0],
+            deploy_id=key[1],
             owner=owner,
             alive=owner_alive(owner),
-            devices=sorted(devices[lab_hash]),
-            networks=networks[lab_hash],
+            devices=sorted(devices[key]),
+            networks=len(networks[key]),
+            container_ids=containers[key],
+            network_ids=networks[key],
         )
-        for lab_hash, (name, owner) in sorted(meta.items(), key=lambda item: item[1][0])
+        for key, (name, owner) in sorted(meta.items(), key=lambda item: item[1][0])
     ]
 
 
 def remove_lab(info: LabInfo) -> None:
-    """Undeploy a lab by hash, then remove any network Kathará left behind."""
-    manager().undeploy_lab(lab_hash=info.lab_hash)
-    selector = {"label": [OWNER_LABEL, f"lab_hash={info.lab_hash}"]}
-    for network in docker_client().networks.list(filters=selector):
-        network.remove()
+    """Remove the lab's relay, containers and networks: exactly the objects listed for it."""
+    if info.deploy_id:
+        stop_relay(info.deploy_id)
+    remove_objects(info.container_ids, info.network_ids)
     if info.name:
         (sub_dir("labs") / f"{info.name}.json").unlink(missing_ok=True)
 

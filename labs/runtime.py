@@ -7,16 +7,12 @@ cancellation too.
 
 from __future__ import annotations
 
-import contextlib
 import io
-import os
 import secrets
-import signal
 import subprocess
 import sys
 import tarfile
 import time
-from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from functools import partial
@@ -29,28 +25,39 @@ from docker.models.containers import Container
 from pydantic import BaseModel
 from requests.exceptions import ConnectionError as EngineConnectionError
 
-from netdojo.labs.errors import EngineUnavailable, LabError, UnknownDeviceError
-from netdojo.labs.image import device_image
+from netdojo.errors import NetdojoError
+from netdojo.labs.deployment import (
+    check_name_free,
+    engine_version,
+    explain,
+    lab_hash,
+    objects_of,
+    remove_objects,
+    sysctl_problems,
+)
+from netdojo.labs.errors import EngineUnavailable, LabError, LabSpecError, UnknownDeviceError
+from netdojo.labs.exec_stream import read_capped
 from netdojo.labs.kathara_backend import (
+    DEPLOY_LABEL,
+    OWNER_LABEL,
+    Deployment,
     docker_client,
     exec_client,
     forget_lab,
     manager,
     register_lab,
 )
+from netdojo.labs.kathara_lab import to_kathara
+from netdojo.labs.names import check_lab_name
 from netdojo.labs.paths import sub_dir
-from netdojo.labs.spec import DEFAULT_IMAGE, LabSpec
+from netdojo.labs.ports import Listener, close_listeners, open_listeners, start_relay, stop_relay
+from netdojo.labs.spec import LabSpec
 
-OFFICIAL_IMAGES = ("kathara/frr", "kathara/base", "kathara/quagga")
 STARTUP_DONE = "/tmp/EOS"
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_MAX_OUTPUT = 64 * 1024
-STDERR = 2  # the stream byte of an exec frame that carries standard error
 POLL_S = 0.1
 ENGINE_WAIT_S = 120.0  # how long a teardown waits for an engine that does not answer
-LOCAL_RESOLVER = "printf 'nameserver 127.0.0.1\\n' > /etc/resolv.conf"
-"""First startup line of every device. Docker points a device at its embedded resolver, which
-forwards unknown names to the host's resolvers; a device resolves nothing outside itself."""
 
 
 class ExecResult(BaseModel):
@@ -78,10 +85,12 @@ class Timings(BaseModel):
 class LiveLab:
     """A deployed lab: exec, files and FRR control by device name."""
 
-    def __init__(self, spec: LabSpec, name: str, lab_hash: str) -> None:
+    def __init__(self, spec: LabSpec, name: str, lab_hash: str, deploy_id: str) -> None:
         self.spec = spec
         self.name = name
         self.lab_hash = lab_hash
+        self.deploy_id = deploy_id
+        """The deployment that created the lab's objects: what its teardown removes."""
         self.timings = Timings()
         self.failures: list[str] = []
         """Docker failures met by this lab's calls: a device that is gone, a silent engine."""
@@ -113,13 +122,18 @@ class LiveLab:
 
     def _attach(self) -> None:
         with self._engine(f"lab {self.name}"):
-            found = docker_client().containers.list(
-                all=True, filters={"label": [f"lab_hash={self.lab_hash}", "app=kathara"]}
-            )
+            found = docker_client().containers.list(all=True, filters=self._selector())
         self._containers = {c.labels["name"]: c for c in found}
         missing = set(self.devices) - set(self._containers)
         if missing:
             raise LabError(f"lab {self.name}: devices without a container: {sorted(missing)}")
+
+    def _selector(self) -> dict[str, list[str]]:
+        return {"label": [f"{DEPLOY_LABEL}={self.deploy_id}", "app=kathara"]}
+
+    def init_pids(self) -> dict[str, int]:
+        """Each device's first process on the host, as its container was last read."""
+        return {name: int(c.attrs["State"]["Pid"]) for name, c in self._containers.items()}
 
     # exec ------------------------------------------------------------------------------
     def exec_sync(
@@ -137,7 +151,7 @@ class LiveLab:
         try:
             with self._engine(f"exec in {device}"):
                 exec_id = api.exec_create(container.id, wrapped, stdout=True, stderr=True)["Id"]
-                out, err, truncated = _read_capped(api, exec_id, max_output)
+                out, err, truncated = read_capped(api, exec_id, max_output)
                 code = api.exec_inspect(exec_id).get("ExitCode")
         except (APIError, NotFound) as exc:
             raise self._failed(LabError(f"exec in {device} failed: {exc}")) from None
@@ -223,9 +237,7 @@ class LiveLab:
     def health_sync(self) -> list[str]:
         """What is wrong with the lab's devices: one line per device that is not running."""
         with self._engine(f"lab {self.name}"):
-            found = exec_client().api.containers(
-                all=True, filters={"label": [f"lab_hash={self.lab_hash}", "app=kathara"]}
-            )
+            found = exec_client().api.containers(all=True, filters=self._selector())
         states = {c["Labels"].get("name"): c["State"] for c in found}
         return [
             f"device {device} is {states.get(device, 'gone')}"
@@ -239,15 +251,24 @@ class LiveLab:
     # readiness -------------------------------------------------------------------------
     async def wait_startup(self, deadline_s: float = 120.0) -> None:
         """Wait until every device has finished its startup commands (polled concurrently)."""
+        done: set[str] = set()
 
         async def wait_one(device: str) -> None:
             while not (await self.exec(device, ["test", "-e", STARTUP_DONE], timeout=5)).ok:
                 await anyio.sleep(POLL_S)
+            done.add(device)
 
-        with anyio.fail_after(deadline_s):
-            async with anyio.create_task_group() as group:
-                for device in self.devices:
-                    group.start_soon(wait_one, device)
+        try:
+            with anyio.fail_after(deadline_s):
+                async with anyio.create_task_group() as group:
+                    for device in self.devices:
+                        group.start_soon(wait_one, device)
+        except TimeoutError:
+            late = ", ".join(d for d in self.devices if d not in done)
+            raise LabError(
+                f"lab {self.name}: {late} did not finish the startup commands within "
+                f"{deadline_s:.0f}s (see /var/log/startup.log in the device)"
+            ) from None
 
     async def wait_until(
         self,
@@ -266,100 +287,6 @@ class LiveLab:
         return time.monotonic() - started
 
 
-def _exec_frames(api: Any, exec_id: str) -> Iterator[tuple[int, bytes]]:
-    """Start an exec and yield its (stream, bytes) frames until it ends.
-
-    docker-py's ``exec_start`` reads the raw socket under the HTTP response, so whatever the
-    response's buffer had already taken past the headers (up to 8 KiB of the command's first
-    output, when it comes fast) is lost; this reads through that buffer instead.
-    """
-    response = api._post_json(
-        api._url("/exec/{0}/start", exec_id),
-        headers={"Connection": "Upgrade", "Upgrade": "tcp"},
-        data={"Tty": False, "Detach": False},
-        stream=True,
-    )
-    try:
-        api._raise_for_status(response)
-        reader = response.raw._fp.fp
-        api._disable_socket_timeout(reader.raw)
-        while len(header := reader.read(8)) == 8:
-            size = int.from_bytes(header[4:8], "big")
-            payload = reader.read(size)
-            yield header[0], payload
-            if len(payload) < size:
-                return
-    finally:
-        response.close()
-
-
-def _read_capped(api: Any, exec_id: str, max_output: int) -> tuple[bytes, bytes, bool]:
-    out, err = bytearray(), bytearray()
-    truncated = False
-    for stream, data in _exec_frames(api, exec_id):
-        if truncated:
-            continue
-        if stream == STDERR:
-            err += data
-        else:
-            out += data
-        if len(out) + len(err) > max_output:
-            truncated = True
-            pid = api.exec_inspect(exec_id).get("Pid")
-            if pid:
-                # `timeout` leads its own process group: kill it with the command it runs.
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pid, signal.SIGKILL)
-    return bytes(out[:max_output]), bytes(err[: max(0, max_output - len(out))]), truncated
-
-
-def resolve_image(image: str) -> str:
-    """The image a device really runs: netdojo's device image unless an official one is present."""
-    if image == DEFAULT_IMAGE:
-        return device_image()
-    if image.split(":")[0] in OFFICIAL_IMAGES:
-        try:
-            docker_client().images.get(image)
-            return image
-        except NotFound:
-            return device_image()
-    return image
-
-
-def default_sysctls(interfaces: int) -> dict[str, int]:
-    """Kernel settings every device gets.
-
-    Linux lets a socket join 20 multicast groups by default; an OSPF router joins
-    AllSPFRouters once per interface, so a hub with more links would lose adjacencies.
-    """
-    return {"net.ipv4.igmp_max_memberships": max(20, 4 * interfaces)}
-
-
-def to_kathara(spec: LabSpec, name: str) -> Any:
-    """Build Kathará's in-memory `Lab` for ``spec`` under the unique ``name``."""
-    from Kathara.model.Lab import Lab
-
-    lab = Lab(name)
-    interfaces = Counter(device for link in spec.links for device, _ in link.endpoints)
-    for dev in spec.devices:
-        machine = lab.new_machine(
-            dev.name,
-            image=resolve_image(dev.image),
-            mem=f"{dev.limits.memory_mib}m",
-            cpus=dev.limits.cpus,
-            ipv6=dev.ipv6,
-        )
-        for key, value in {**default_sysctls(interfaces[dev.name]), **dev.sysctls}.items():
-            machine.add_meta("sysctl", f"{key}={value}")
-        for path, content in dev.files.items():
-            machine.create_file_from_string(content, path)
-        lab.create_startup_file_from_list(machine, [LOCAL_RESOLVER, *dev.startup])
-    for link in spec.links:
-        for device, index in link.endpoints:
-            lab.connect_machine_to_link(device, link.name, machine_iface_number=index)
-    return lab
-
-
 def unique_name(base: str) -> str:
     return f"{base}-{secrets.token_hex(3)}"
 
@@ -375,9 +302,18 @@ def find_lab(name: str) -> LiveLab:
         known = sorted(p.stem for p in sub_dir("labs").glob("*.json"))
         raise LabError(f"no lab named {name!r}; labs: {', '.join(known) or 'none'}")
     spec = LabSpec.model_validate_json(path.read_text())
-    from Kathara.model.Lab import Lab
-
-    live = LiveLab(spec, name, Lab(name).hash)
+    identity = lab_hash(name)
+    selector = {"label": [f"lab_hash={identity}", OWNER_LABEL]}
+    try:
+        found = exec_client().api.containers(all=True, filters=selector)
+    except EngineConnectionError:
+        raise EngineUnavailable(f"lab {name}: the Docker engine did not answer") from None
+    deployments = {c["Labels"].get(DEPLOY_LABEL, "") for c in found}
+    if len(deployments) != 1:
+        raise LabError(
+            f"lab {name!r} has no devices left; remove it with `netdojo lab down {name}`"
+        )
+    live = LiveLab(spec, name, identity, deployments.pop())
     live._attach()
     return live
 
@@ -385,52 +321,112 @@ def find_lab(name: str) -> LiveLab:
 async def start_lab(spec: LabSpec, name: str | None = None, persistent: bool = False) -> LiveLab:
     """Deploy ``spec`` and wait for its startup commands; the caller must `stop_lab` it.
 
-    A ``persistent`` lab outlives this process (the reaper leaves it alone).
+    A ``persistent`` lab outlives this process (the reaper leaves it alone). A name in use is
+    refused before anything is created. A deploy that fails or is cancelled removes what it
+    created and nothing else; Kathará's and Docker's errors become a `LabError` naming the cause.
     """
+    name = name or unique_name(spec.name)
+    check_lab_name(name)
     kathara = await anyio.to_thread.run_sync(manager)
-    klab = to_kathara(spec, name or unique_name(spec.name))
+    identity = lab_hash(name)
     pids = {d.name: d.limits.pids for d in spec.devices}
-    register_lab(klab.hash, klab.name, pids, persistent=persistent)
-    _spec_file(klab.name).write_text(spec.model_dump_json())
-    live = LiveLab(spec, klab.name, klab.hash)
+    deployment = register_lab(identity, name, pids, persistent=persistent)
+    live = LiveLab(spec, name, identity, deployment.deploy_id)
+    listeners: list[Listener] = []
+    recorded = False
     started = time.monotonic()
     try:
-        await anyio.to_thread.run_sync(kathara.deploy_lab, klab)
+        await anyio.to_thread.run_sync(_preflight, spec, name)
+        listeners = open_listeners(spec)
+        klab = await anyio.to_thread.run_sync(to_kathara, spec, name)
+        await _deploy(kathara, klab, deployment)
         await anyio.to_thread.run_sync(live._attach)
+        start_relay(deployment.deploy_id, listeners, live.init_pids())
+        _spec_file(name).write_text(spec.model_dump_json())
+        recorded = True
         live.timings.deploy_s = time.monotonic() - started
         started = time.monotonic()
         await live.wait_startup()
         live.timings.startup_s = time.monotonic() - started
-    except BaseException:
+    except BaseException as exc:
         with anyio.CancelScope(shield=True):
-            await stop_lab(live)
+            close_listeners(listeners)
+            try:
+                await _remove_deployment(
+                    deployment.deploy_id, deployment.containers, deployment.networks
+                )
+            finally:
+                forget_lab(identity, deployment.deploy_id)
+                if recorded:
+                    _spec_file(name).unlink(missing_ok=True)
+        if isinstance(exc, Exception) and not isinstance(exc, NetdojoError):
+            raise LabError(f"lab {name} could not be deployed: {explain(exc)}") from exc
         raise
     return live
 
 
-async def stop_lab(live: LiveLab, engine_wait_s: float = ENGINE_WAIT_S) -> None:
-    """Remove the lab's containers and networks directly (netdojo devices have no shutdown
-    scripts), then let Kathará sweep whatever it still knows of.
+async def _deploy(kathara: Any, klab: Any, deployment: Deployment) -> None:
+    """Kathará's deploy in a worker thread. Cancelled, it stops creating objects and is waited
+    for, so nothing it creates can appear after the cleanup that follows."""
+    finished = anyio.Event()
+
+    def work() -> None:
+        try:
+            kathara.deploy_lab(klab)
+        finally:
+            anyio.from_thread.run_sync(finished.set)
+
+    try:
+        await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+    except BaseException:
+        deployment.stopped = True
+        with anyio.CancelScope(shield=True):
+            await finished.wait()
+        raise
+
+
+def _preflight(spec: LabSpec, name: str) -> None:
+    """What refuses a lab before anything of it exists."""
+    check_name_free(name)
+    problems = sysctl_problems(spec, engine_version())
+    if problems:
+        raise LabSpecError(problems)
+
+
+async def _remove_deployment(
+    deploy_id: str,
+    containers: list[str] | None = None,
+    networks: list[str] | None = None,
+    engine_wait_s: float = ENGINE_WAIT_S,
+) -> None:
+    """Remove what deployment ``deploy_id`` created: its relay, containers, then networks.
 
     While the engine does not answer (restarting, say), retry for up to ``engine_wait_s``:
     a lab must not outlive a short outage of the engine.
     """
     started = time.monotonic()
+    stop_relay(deploy_id)
+    while True:
+        try:
+            found = await anyio.to_thread.run_sync(
+                objects_of, deploy_id, containers or [], networks or []
+            )
+            await anyio.to_thread.run_sync(remove_objects, *found)
+            return
+        except Exception as exc:
+            if not engine_down(exc) or time.monotonic() - started > engine_wait_s:
+                raise
+            await anyio.sleep(1.0)
+
+
+async def stop_lab(live: LiveLab, engine_wait_s: float = ENGINE_WAIT_S) -> None:
+    """Remove the lab's containers and networks: those of its deployment, and nothing else
+    (netdojo devices have no shutdown scripts)."""
+    started = time.monotonic()
     try:
-        while True:
-            try:
-                kathara = await anyio.to_thread.run_sync(manager)
-                await _remove_objects(live.lab_hash)
-                await anyio.to_thread.run_sync(
-                    partial(kathara.undeploy_lab, lab_hash=live.lab_hash)
-                )
-                break
-            except Exception as exc:
-                if not engine_down(exc) or time.monotonic() - started > engine_wait_s:
-                    raise
-                await anyio.sleep(1.0)
+        await _remove_deployment(live.deploy_id, engine_wait_s=engine_wait_s)
     finally:
-        forget_lab(live.lab_hash)
+        forget_lab(live.lab_hash, live.deploy_id)
         _spec_file(live.name).unlink(missing_ok=True)
     live.timings.undeploy_s = time.monotonic() - started
 
@@ -455,30 +451,8 @@ def stop_lab_detached(live: LiveLab) -> int:
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    forget_lab(live.lab_hash)
+    forget_lab(live.lab_hash, live.deploy_id)
     return child.pid
-
-
-async def _remove_objects(lab_hash: str) -> None:
-    """Force-remove the lab's containers in parallel, then its networks in parallel."""
-    api = exec_client().api
-    labels = {"label": [f"lab_hash={lab_hash}", "app=kathara"]}
-
-    async def remove_all(listing: Callable[..., Any], remove: Callable[[str], Any]) -> None:
-        found = await anyio.to_thread.run_sync(partial(listing, filters=labels))
-        async with anyio.create_task_group() as group:
-            for item in found:
-                group.start_soon(_quietly, remove, item["Id"])
-
-    await remove_all(
-        partial(api.containers, all=True), partial(api.remove_container, v=True, force=True)
-    )
-    await remove_all(api.networks, api.remove_network)
-
-
-async def _quietly(remove: Callable[[str], Any], object_id: str) -> None:
-    with contextlib.suppress(NotFound):
-        await anyio.to_thread.run_sync(remove, object_id)
 
 
 @asynccontextmanager

@@ -7,9 +7,17 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from netdojo.labs.errors import LabSpecError
 
@@ -30,6 +38,37 @@ class Limits(BaseModel):
     pids: int = Field(256, description="maximum number of processes")
 
 
+class Ulimit(BaseModel):
+    """A resource limit of the device's processes; -1 is unlimited."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    soft: int
+    hard: int
+
+
+class PortSpec(BaseModel):
+    """A device port reachable from the host, on its loopback address only."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    host: int = Field(description="port on 127.0.0.1 of the host")
+    device: int = Field(description="port on the device's own loopback address")
+    protocol: Literal["tcp", "udp"] = "tcp"
+
+
+ULIMIT_NAMES = frozenset(
+    {
+        "as", "core", "cpu", "data", "fsize", "locks", "memlock", "msgqueue", "nice", "nofile",
+        "nproc", "rss", "rtprio", "rttime", "sigpending", "stack",
+    }
+)  # fmt: skip
+"""The resource limits Docker knows by name."""
+
+OPTIONAL_SETTINGS = ("env", "ulimits", "ports", "macs", "depends_on")
+"""Device settings written out only when set, so specs that use none serialise as before."""
+
+
 class DeviceSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -47,6 +86,27 @@ class DeviceSpec(BaseModel):
     sysctls: dict[str, int | str] = Field(
         default_factory=dict, description="net.* kernel settings of the device's namespace"
     )
+    env: dict[str, str] = Field(
+        default_factory=dict, description="environment variables of the device's processes"
+    )
+    ulimits: dict[str, Ulimit] = Field(
+        default_factory=dict, description="resource limit name (nofile, nproc, ...) -> limit"
+    )
+    ports: list[PortSpec] = Field(default_factory=list)
+    macs: dict[int, str] = Field(
+        default_factory=dict, description="interface index -> MAC address of that interface"
+    )
+    depends_on: list[str] = Field(
+        default_factory=list, description="devices started before this one (Kathará's lab.dep)"
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for key in OPTIONAL_SETTINGS:
+            if key in data and not data[key]:
+                del data[key]
+        return data
 
 
 class LinkSpec(BaseModel):
@@ -95,6 +155,8 @@ class LabSpec(BaseModel):
 
 
 _SYSCTL_RE = re.compile(r"^net(\.[\w-]+)+$")
+INTERFACE_SYSCTL = re.compile(r"^net\.ipv[46]\.(conf|neigh)\.eth(?P<index>\d+)\.")
+"""A sysctl of one interface, as Kathará recognises it."""
 
 
 def spec_problems(spec: LabSpec) -> list[str]:
@@ -120,6 +182,7 @@ def spec_problems(spec: LabSpec) -> list[str]:
         for sysctl in dev.sysctls:
             if not _SYSCTL_RE.match(sysctl):
                 problems.append(f"device {dev.name!r}: sysctl {sysctl!r} must be a net.* key")
+        problems.extend(_setting_problems(dev))
     link_names = [link.name for link in spec.links]
     for name, count in Counter(link_names).items():
         if count > 1:
@@ -149,7 +212,125 @@ def spec_problems(spec: LabSpec) -> list[str]:
                 f"interfaces of {name!r} must be numbered eth0..eth{len(indexes) - 1} "
                 f"with no gap; got {indexes}"
             )
+    problems.extend(_mac_problems(spec, seen))
+    problems.extend(_interface_sysctl_problems(spec, seen))
+    problems.extend(_port_clashes(spec))
+    problems.extend(_dependency_problems(spec))
     return problems
+
+
+_ENV_RE = re.compile(r"^[A-Za-z0-9_]+$")
+_MAC_RE = re.compile(r"^([0-9a-f]{2}:){5}[0-9a-f]{2}$")
+
+
+def _setting_problems(dev: DeviceSpec) -> list[str]:
+    out = []
+    for key, value in dev.env.items():
+        if not _ENV_RE.match(key):
+            out.append(f"device {dev.name!r}: environment variable {key!r} must be a word")
+        if "\n" in value:
+            out.append(f"device {dev.name!r}: environment variable {key} holds a line break")
+    for key, limit in dev.ulimits.items():
+        if key not in ULIMIT_NAMES:
+            out.append(
+                f"device {dev.name!r}: ulimit {key!r} is not one of "
+                f"{', '.join(sorted(ULIMIT_NAMES))}"
+            )
+        if min(limit.soft, limit.hard) < -1 or (limit.hard != -1 and limit.soft > limit.hard):
+            out.append(
+                f"device {dev.name!r}: ulimit {key} {limit.soft}:{limit.hard} must have "
+                "-1 (unlimited) <= soft <= hard"
+            )
+    for port in dev.ports:
+        for number in (port.host, port.device):
+            if not 1 <= number <= 65535:
+                out.append(f"device {dev.name!r}: port {number} must be within 1..65535")
+    if dev.name in dev.depends_on:
+        out.append(f"device {dev.name!r} depends on itself")
+    return out
+
+
+def _mac_problems(spec: LabSpec, links: dict[tuple[str, int], str]) -> list[str]:
+    out = []
+    on_link: dict[tuple[str, str], str] = {}
+    for dev in spec.devices:
+        for index, mac in sorted(dev.macs.items()):
+            where = f"device {dev.name!r}: MAC address {mac!r} of eth{index}"
+            if (dev.name, index) not in links:
+                out.append(f"{where}: the device has no eth{index}")
+            elif not _MAC_RE.match(mac):
+                out.append(f"{where} must be six lower-case hex pairs such as 02:42:0a:00:00:01")
+            elif int(mac[:2], 16) & 1:
+                out.append(f"{where} is a multicast address; use a unicast one (even first octet)")
+            else:
+                link = links[dev.name, index]
+                other = on_link.setdefault((link, mac), f"{dev.name} eth{index}")
+                if other != f"{dev.name} eth{index}":
+                    out.append(f"{where} is also the MAC of {other} on link {link!r}")
+    return out
+
+
+def _interface_sysctl_problems(spec: LabSpec, links: dict[tuple[str, int], str]) -> list[str]:
+    out = []
+    for dev in spec.devices:
+        for key in dev.sysctls:
+            found = INTERFACE_SYSCTL.match(key)
+            if found and (dev.name, int(found["index"])) not in links:
+                out.append(
+                    f"device {dev.name!r}: sysctl {key!r} names eth{found['index']}, "
+                    "which the device does not have"
+                )
+    return out
+
+
+def _port_clashes(spec: LabSpec) -> list[str]:
+    out = []
+    taken: dict[tuple[int, str], str] = {}
+    for dev in spec.devices:
+        for port in dev.ports:
+            key = (port.host, port.protocol)
+            if key in taken:
+                out.append(
+                    f"device {dev.name!r}: host port {port.host}/{port.protocol} "
+                    f"is already given to {taken[key]!r}"
+                )
+            taken.setdefault(key, dev.name)
+    return out
+
+
+def _dependency_problems(spec: LabSpec) -> list[str]:
+    known = {d.name for d in spec.devices}
+    out = [
+        f"device {dev.name!r} depends on unknown device {other!r}"
+        for dev in spec.devices
+        for other in dev.depends_on
+        if other not in known
+    ]
+    if not out:
+        _, stuck = _ordered(spec)
+        if stuck:
+            out.append(f"devices {', '.join(stuck)} depend on each other in a loop")
+    return out
+
+
+def start_order(spec: LabSpec) -> list[str]:
+    """Device names, each after the devices it depends on, otherwise in spec order."""
+    order, _ = _ordered(spec)
+    return order
+
+
+def _ordered(spec: LabSpec) -> tuple[list[str], list[str]]:
+    """The start order, and the devices left out of it because their dependencies loop."""
+    pending = {d.name: set(d.depends_on) for d in spec.devices}
+    order: list[str] = []
+    while pending:
+        ready = [name for name, needs in pending.items() if needs <= set(order)]
+        if not ready:
+            break
+        order.extend(ready)
+        for name in ready:
+            del pending[name]
+    return order, sorted(pending)
 
 
 def _limit_problems(dev: DeviceSpec) -> list[str]:

@@ -7,18 +7,17 @@ neither the labs, the judge, the servers nor the scenario catalogue.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from netdojo import __version__
 from netdojo.arena_commands import green, purple, run
 from netdojo.console import console
 from netdojo.console import err as err_console
 from netdojo.errors import NetdojoError
+from netdojo.lab_commands import lab_app
 from netdojo.mcp_command import mcp
 from netdojo.results_commands import export, leaderboard, report
 from netdojo.scenario_commands import audit, scenarios_app
@@ -32,9 +31,6 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-)
-lab_app = typer.Typer(
-    help="Run Kathará lab folders and netdojo labs by hand.", no_args_is_help=True
 )
 app.add_typer(lab_app, name="lab")
 app.add_typer(scenarios_app, name="scenarios")
@@ -134,74 +130,6 @@ def demo() -> None:
     from netdojo.demo import run_demo
 
     run_demo(console)
-
-
-@lab_app.command("up")
-def lab_up(
-    folder: Annotated[
-        Path, typer.Argument(exists=True, file_okay=False, help="Kathará lab folder")
-    ],
-    name: Annotated[str | None, typer.Option(help="Name of the deployed lab.")] = None,
-) -> None:
-    """Deploy a Kathará lab folder; it stays up until `netdojo lab down NAME`."""
-    import anyio
-
-    from netdojo.labs.labfolder import load_lab_folder
-    from netdojo.labs.runtime import start_lab
-
-    spec = load_lab_folder(folder)
-    with console.status(f"deploying {spec.name} ({len(spec.devices)} devices)"):
-        live = anyio.run(lambda: start_lab(spec, name=name or spec.name, persistent=True))
-    console.print(
-        f"lab [bold]{live.name}[/] is up: {', '.join(live.devices)} "
-        f"(deploy {live.timings.deploy_s:.1f}s, startup {live.timings.startup_s:.1f}s)"
-    )
-
-
-@lab_app.command("exec")
-def lab_exec(
-    name: Annotated[str, typer.Argument(help="Lab name")],
-    device: Annotated[str, typer.Argument(help="Device name")],
-    command: Annotated[list[str], typer.Argument(help="Command and arguments (after --)")],
-    timeout: Annotated[float, typer.Option(help="Seconds before the command is killed.")] = 30.0,
-) -> None:
-    """Run a command inside a device (no shell) and print its output."""
-    from netdojo.labs.runtime import find_lab
-
-    result = find_lab(name).exec_sync(device, command, timeout=timeout)
-    if result.stdout:
-        print(result.stdout, end="")
-    if result.stderr:
-        err_console.print(result.stderr, end="", markup=False, highlight=False)
-    if result.timed_out:
-        err_console.print(f"[red]timed out after {timeout:g}s[/]")
-    raise typer.Exit(result.exit_code if result.exit_code is not None else 1)
-
-
-@lab_app.command("down")
-def lab_down(name: Annotated[str, typer.Argument(help="Lab name")]) -> None:
-    """Tear a lab down."""
-    from netdojo.labs.teardown import tear_down
-
-    with console.status(f"tearing down {name}"):
-        tear_down(name)
-    console.print(f"lab [bold]{name}[/] is down")
-
-
-@lab_app.command("list")
-def lab_list(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
-    """List netdojo's labs with their owner and devices."""
-    from netdojo.labs.reaper import netdojo_labs
-
-    labs = netdojo_labs()
-    if as_json:
-        print(json.dumps([info.model_dump() for info in labs], indent=2))
-        return
-    table = Table("name", "devices", "owner", "state")
-    for info in labs:
-        state = "[green]live[/]" if info.alive else "[red]orphaned[/]"
-        table.add_row(info.name or info.lab_hash, ", ".join(info.devices), info.owner, state)
-    console.print(table)
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 import docker
 
-from netdojo.labs.runtime import STDERR, _exec_frames
+from netdojo.labs.exec_stream import STDERR, exec_frames
 
 FRAMES = [(1, b"first line\n" * 300), (STDERR, b"a warning\n"), (1, b"last line\n")]
 
@@ -62,4 +62,4 @@ def _engine() -> Iterator[int]:
 def test_output_sent_with_the_answer_is_not_lost() -> None:
     with _engine() as port:
         api = docker.APIClient(base_url=f"tcp://127.0.0.1:{port}", version="1.41", timeout=10)
-        assert list(_exec_frames(api, "0123abcd")) == FRAMES
+        assert list(exec_frames(api, "0123abcd")) == FRAMES

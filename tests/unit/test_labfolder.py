@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import warnings
 from pathlib import Path
 
 import pytest
 
 from netdojo.labs.errors import LabSpecError
-from netdojo.labs.labfolder import LabFolderWarning, collision_domain_names, load_lab_folder
-from netdojo.labs.spec import DEFAULT_IMAGE, NAME_PATTERN, LabSpec
+from netdojo.labs.labfolder import collision_domain_names, load_lab_folder
+from netdojo.labs.spec import DEFAULT_IMAGE, NAME_PATTERN, LabSpec, start_order
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "kathara_ospf"
 
@@ -35,9 +34,14 @@ def _problems(root: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def ospf() -> LabSpec:
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", LabFolderWarning)
-        return load_lab_folder(FIXTURE)
+    loaded = load_lab_folder(FIXTURE)
+    assert loaded.warnings == []
+    assert loaded.about == {
+        "description": "OSPF triangle: three FRR routers in area 0, two hosts",
+        "version": "1.0",
+        "author": "netdojo",
+    }
+    return loaded.spec
 
 
 def test_fixture_devices_roles_and_images(ospf: LabSpec) -> None:
@@ -122,7 +126,9 @@ def test_every_problem_is_listed_in_one_error(tmp_path: Path) -> None:
     )
     problems = _problems(lab)
     assert len(problems) == 4, problems
-    assert any("line 2" in p and "'r1' is bridged" in p for p in problems)
+    assert any(
+        "line 2: bridged of 'r1' would connect the device to the host" in p for p in problems
+    )
     assert any("line 4: cannot parse 'r1[1] = B'" in p for p in problems)
     assert any("r9.startup belongs to no device" in p for p in problems)
     assert any("device name '1r' must match" in p for p in problems)
@@ -134,11 +140,12 @@ def test_bad_values_are_reported_with_their_lines(tmp_path: Path) -> None:
     assert _problems(lab) == [
         "lab.conf line 2: eth0 of 'r1' is already on collision domain 'A'",
         "lab.conf line 3: mem of 'r1' must be a size such as 128m or 1g, not 'lots'",
-        "lab.conf line 4: option 'colour' of device 'r1' is not supported",
+        "lab.conf line 4: option 'colour' of device 'r1' is not supported; the supported "
+        "options are image, mem, cpus, ipv6, exec, sysctl, env, ulimit, port",
         "lab.conf line 5: collision domain 'A-B' may hold only letters, digits and '_'",
         "lab.conf line 6: ipv6 of 'r1' must be true or false, not 'maybe'",
-        "lab.ext attaches collision domains to host interfaces; "
-        "netdojo labs never reach off the machine",
+        "lab.ext would attach collision domains to the host's interfaces; "
+        "netdojo labs never reach off the machine: remove lab.ext to run the lab on its own",
     ]
 
 
@@ -170,8 +177,11 @@ h2[0]=A
 h2[mem]=512
 h2[bridged]=false
 """
-    lab = load_lab_folder(_write_lab(tmp_path / "x", {"lab.conf": conf, "r1.startup": "echo 1\n"}))
-    assert lab.name == "my-ospf-lab"
+    loaded = load_lab_folder(
+        _write_lab(tmp_path / "x", {"lab.conf": conf, "r1.startup": "echo 1\n"})
+    )
+    lab = loaded.spec
+    assert (lab.name, loaded.title) == ("my-ospf-lab", "My OSPF Lab")
     r1, h1, h2 = lab.devices
     assert (r1.image, r1.role, r1.ipv6) == (DEFAULT_IMAGE, "router", True)
     assert (r1.limits.memory_mib, r1.limits.cpus) == (128, 1.5)
@@ -179,6 +189,155 @@ h2[bridged]=false
     assert (h1.image, h1.role, h1.limits.memory_mib) == ("alpine:3.20", "host", 1024)
     assert (h2.image, h2.ipv6, h2.limits.memory_mib) == (DEFAULT_IMAGE, False, 512)
     assert h2.limits.cpus == h1.limits.cpus == 0.5
+    assert loaded.warnings == []
+
+
+def test_every_supported_option_reaches_the_device(tmp_path: Path) -> None:
+    conf = """\
+LAB_DESCRIPTION="Leaf and spine, ECMP"
+LAB_VERSION=2.1
+LAB_AUTHOR='Someone'
+LAB_EMAIL=someone@example.org
+LAB_WEB=https://example.org/lab
+leaf1[0]="fabric/02:42:0A:00:00:01"
+leaf1[1]=hosts
+leaf1[sysctl]="net.ipv4.fib_multipath_hash_policy=1"
+leaf1[sysctl]=net.ipv4.conf.eth1.rp_filter=2
+leaf1[sysctl]="net.ipv4.tcp_congestion_control=reno"
+leaf1[env]="ROLE=leaf"
+leaf1[env]=EMPTY=
+leaf1[ulimit]="nofile=1024:2048"
+leaf1[ulimit]=nproc=-1
+leaf1[ulimit]=stack=900:800
+leaf1[port]=8080:80
+leaf1[port]="5353:53/udp"
+leaf1[port]=22
+leaf1[exec]="echo one"
+leaf1[exec]="echo two"
+spine1[0]=fabric
+host1[0]=hosts
+"""
+    loaded = load_lab_folder(_write_lab(tmp_path / "fabric", {"lab.conf": conf}))
+    assert loaded.about == {
+        "description": "Leaf and spine, ECMP",
+        "version": "2.1",
+        "author": "Someone",
+        "email": "someone@example.org",
+        "web": "https://example.org/lab",
+    }
+    leaf = loaded.spec.device("leaf1")
+    assert leaf.sysctls == {
+        "net.ipv4.fib_multipath_hash_policy": 1,
+        "net.ipv4.conf.eth1.rp_filter": 2,
+        "net.ipv4.tcp_congestion_control": "reno",
+    }
+    assert leaf.macs == {0: "02:42:0a:00:00:01"}
+    assert leaf.env == {"ROLE": "leaf", "EMPTY": ""}
+    assert {k: (v.soft, v.hard) for k, v in leaf.ulimits.items()} == {
+        "nofile": (1024, 2048),
+        "nproc": (-1, -1),
+        "stack": (800, 800),  # soft above hard is lowered to it, as Kathará does
+    }
+    assert [(p.host, p.device, p.protocol) for p in leaf.ports] == [
+        (8080, 80, "tcp"),
+        (5353, 53, "udp"),
+        (3000, 22, "tcp"),  # Kathará's host port when the line names none
+    ]
+    assert leaf.startup == ["echo one", "echo two"]
+    assert loaded.spec.device("spine1").macs == {}
+    assert loaded.warnings == []
+
+
+def test_terminal_options_are_ignored_with_one_plain_line_each(tmp_path: Path) -> None:
+    conf = "r1[0]=A\nr1[num_terms]=2\nr1[shell]=/bin/sh\nr1[sysctl]=net.ipv4.ip_forward=1\n"
+    conf += "r1[sysctl]=net.ipv4.ip_forward=0\nr1[image]=a\nr1[image]=b\n"
+    loaded = load_lab_folder(_write_lab(tmp_path / "lab", {"lab.conf": conf}))
+    assert loaded.warnings == [
+        "lab.conf line 2: num_terms of 'r1' ignored: netdojo opens no terminals; "
+        "use `netdojo lab connect LAB DEVICE`",
+        "lab.conf line 3: shell of 'r1' ignored: startup commands and `netdojo lab connect` "
+        "use /bin/bash",
+        "lab.conf line 5: sysctl net.ipv4.ip_forward of 'r1' set again; the last wins",
+        "lab.conf line 7: image of 'r1' set again; the last value wins",
+    ]
+    assert all("\n" not in warning for warning in loaded.warnings)
+    assert loaded.spec.device("r1").sysctls == {"net.ipv4.ip_forward": 0}
+    assert loaded.spec.device("r1").image == "b"
+
+
+def test_bad_option_values_are_refused_with_what_they_must_be(tmp_path: Path) -> None:
+    conf = """\
+r1[0]=A/02:42:ac:11:00
+r2[0]=A/03:00:00:00:00:01
+r1[sysctl]=kernel.core_pattern=/tmp/x
+r1[sysctl]=net.ipv4.ip_forward
+r1[env]=NO_VALUE
+r1[ulimit]=nofile
+r1[ulimit]=nofile=-1:10
+r1[ulimit]=colours=3
+r1[port]=http
+r1[port]=80/sctp
+r1[port]=70000:80
+"""
+    problems = _problems(_write_lab(tmp_path / "lab", {"lab.conf": conf}))
+    assert problems == [
+        "lab.conf line 3: sysctl of 'r1' must be net.KEY=VALUE (only net.* settings), "
+        "not 'kernel.core_pattern=/tmp/x'",
+        "lab.conf line 4: sysctl of 'r1' must be net.KEY=VALUE (only net.* settings), "
+        "not 'net.ipv4.ip_forward'",
+        "lab.conf line 5: env of 'r1' must be NAME=VALUE, not 'NO_VALUE'",
+        "lab.conf line 6: ulimit of 'r1' must be NAME=SOFT[:HARD], not 'nofile'",
+        "lab.conf line 7: ulimit of 'r1' 'nofile=-1:10': limits are -1 (unlimited) or more, "
+        "soft at most hard",
+        "lab.conf line 9: port of 'r1' must be [HOST:]DEVICE[/tcp|udp], not 'http'",
+        "lab.conf line 10: port of 'r1' protocol 'sctp' is not supported; use tcp or udp",
+        "device 'r1': ulimit 'colours' is not one of as, core, cpu, data, fsize, locks, "
+        "memlock, msgqueue, nice, nofile, nproc, rss, rtprio, rttime, sigpending, stack",
+        "device 'r1': port 70000 must be within 1..65535",
+        "device 'r1': MAC address '02:42:ac:11:00' of eth0 must be six lower-case hex pairs "
+        "such as 02:42:0a:00:00:01",
+        "device 'r2': MAC address '03:00:00:00:00:01' of eth0 is a multicast address; "
+        "use a unicast one (even first octet)",
+    ]
+
+
+def test_what_would_reach_off_the_machine_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    conf = "r1[0]=A\nr1[bridged]=true\nr1[privileged]=yes\nr1[volume]=/etc|/mnt/etc|ro\n"
+    problems = _problems(_write_lab(tmp_path / "lab", {"lab.conf": conf, "lab.ext": "A eth1\n"}))
+    assert problems == [
+        "lab.conf line 2: bridged of 'r1' would connect the device to the host's network; "
+        "netdojo labs never reach off the machine: remove the line, and use "
+        "r1[port]=HOST:DEVICE to reach one of its ports from this machine "
+        "(bound on 127.0.0.1 only)",
+        "lab.conf line 3: privileged of 'r1' would hand the device the host's kernel; netdojo "
+        "labs never reach off the machine: remove the line (devices get the capabilities "
+        "routing needs)",
+        "lab.conf line 4: volume of 'r1' would mount a host folder into the device; netdojo "
+        "labs never reach off the machine: put the files in the lab's r1/ folder instead",
+        "lab.ext would attach collision domains to the host's interfaces; "
+        "netdojo labs never reach off the machine: remove lab.ext to run the lab on its own",
+    ]
+
+
+def test_lab_dep_orders_the_devices_start(tmp_path: Path) -> None:
+    conf = "pc1[0]=A\nr1[0]=A\nr1[1]=B\nr2[0]=B\nsrv[0]=B\n"
+    dep = "# servers first\npc1: r1 srv\nr1:r2\n\nr2: srv\n"
+    spec = load_lab_folder(_write_lab(tmp_path / "lab", {"lab.conf": conf, "lab.dep": dep})).spec
+    assert spec.device("pc1").depends_on == ["r1", "srv"]
+    assert spec.device("r1").depends_on == ["r2"]
+    assert spec.device("srv").depends_on == []
+    assert start_order(spec) == ["srv", "r2", "r1", "pc1"]
+
+
+def test_lab_dep_problems_name_the_line_or_the_devices(tmp_path: Path) -> None:
+    conf = "a[0]=X\nb[0]=X\nc[0]=X\n"
+    dep = "a: b\nb: a\nc: ghost\nd -> a\n"
+    problems = _problems(_write_lab(tmp_path / "lab", {"lab.conf": conf, "lab.dep": dep}))
+    assert problems == [
+        "lab.dep line 4: cannot parse 'd -> a'",
+        "lab.dep names 'ghost', which is no device of lab.conf",
+        "devices a, b depend on each other in a loop",
+    ]
 
 
 def test_shared_startup_and_folder_reach_every_device(tmp_path: Path) -> None:
@@ -193,7 +352,7 @@ def test_shared_startup_and_folder_reach_every_device(tmp_path: Path) -> None:
             "a/shared/hosts": "mine\n",
         },
     )
-    spec = load_lab_folder(lab)
+    spec = load_lab_folder(lab).spec
     assert spec.name == "lab-2024-lab"
     a, b = spec.devices
     assert a.startup == ["echo shared", "echo a"]
@@ -203,25 +362,29 @@ def test_shared_startup_and_folder_reach_every_device(tmp_path: Path) -> None:
     assert (a.role, b.role) == ("router", "host")
 
 
-def test_skipped_and_ignored_things_are_warned(tmp_path: Path) -> None:
+def test_skipped_things_are_warned(tmp_path: Path) -> None:
     lab = _write_lab(
         tmp_path / "lab",
         {
-            "lab.conf": "r1[0]=A/02:42:ac:11:00:02\n",
+            "lab.conf": "r1[0]=A\n",
             "r1/bin/tool": b"\x7fELF\x00\x01",
             "r1/etc/motd": "hello\n",
-            "lab.dep": "r1: r2\n",
+            "r1.shutdown": "echo bye\n",
         },
     )
-    with pytest.warns(LabFolderWarning) as caught:
-        spec = load_lab_folder(lab)
-    messages = sorted(str(w.message) for w in caught)
-    assert messages == [
-        "lab.conf line 1: MAC address '02:42:ac:11:00:02' of 'r1' eth0 ignored",
-        "lab.dep ignored",
+    loaded = load_lab_folder(lab)
+    assert sorted(loaded.warnings) == [
+        "r1.shutdown ignored: netdojo removes devices without shutting them down",
         "r1/bin/tool: skipped, not a UTF-8 text file",
     ]
-    assert spec.device("r1").files == {"/etc/motd": "hello\n"}
+    assert loaded.spec.device("r1").files == {"/etc/motd": "hello\n"}
+
+
+def test_the_spec_name_keeps_whole_words(tmp_path: Path) -> None:
+    conf = 'LAB_NAME="Data centre fabric with EVPN and VXLAN overlays"\nr1[0]=A\n'
+    loaded = load_lab_folder(_write_lab(tmp_path / "x", {"lab.conf": conf}))
+    assert loaded.spec.name == "data-centre-fabric-with-evpn"
+    assert loaded.title == "Data centre fabric with EVPN and VXLAN overlays"
 
 
 def test_collision_domain_names_are_deterministic() -> None:
@@ -243,7 +406,7 @@ def test_link_names_do_not_depend_on_line_order(tmp_path: Path) -> None:
     forward = "r1[0]=Lan\nr2[0]=LAN\nr1[1]=lan\n"
     backward = "r1[1]=lan\nr2[0]=LAN\nr1[0]=Lan\n"
     specs = [
-        load_lab_folder(_write_lab(tmp_path / name, {"lab.conf": conf}))
+        load_lab_folder(_write_lab(tmp_path / name, {"lab.conf": conf})).spec
         for name, conf in (("f", forward), ("b", backward))
     ]
     assert specs[0].interfaces("r1") == specs[1].interfaces("r1") == [(0, "lan-2"), (1, "lan-3")]
