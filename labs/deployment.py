@@ -23,7 +23,6 @@ from netdojo.labs.kathara_backend import (
     Deployment,
     docker_client,
     exec_client,
-    registered,
 )
 from netdojo.labs.spec import INTERFACE_SYSCTL, LabSpec
 
@@ -41,10 +40,9 @@ def lab_hash(name: str) -> str:
 
 
 def name_in_use(name: str) -> bool:
-    """Whether a lab with Kathará's identity for ``name`` runs, netdojo's or not."""
+    """Whether objects of a lab with Kathará's identity for ``name`` exist, netdojo's or not.
+    (A second lab of the same name in this process is refused when it registers.)"""
     identity = lab_hash(name)
-    if registered(identity):
-        return True
     api = docker_client().api
     selector = {"label": [f"lab_hash={identity}", "app=kathara"]}
     return bool(api.containers(all=True, filters=selector) or api.networks(filters=selector))

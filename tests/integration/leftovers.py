@@ -16,6 +16,7 @@ from typing import Any
 import docker
 
 from netdojo.labs.kathara_backend import OWNER_LABEL, owner_alive
+from netdojo.labs.reaper import netdojo_labs
 
 
 def _parent(pid: int) -> int | None:
@@ -42,6 +43,18 @@ def _foreign(labels: dict[str, Any]) -> bool:
     owner = str(labels.get(OWNER_LABEL) or "")
     pid = owner.partition(":")[0]
     return pid.isdigit() and owner_alive(owner) and not _ours(int(pid))
+
+
+def our_labs() -> set[str]:
+    """The names of the labs this process or one of its live children owns (a test's own,
+    whatever other processes deploy meanwhile)."""
+    owners = {lab.name: lab.owner.split(":")[0] for lab in netdojo_labs()}
+    return {name for name, pid in owners.items() if pid.isdigit() and _ours(int(pid))}
+
+
+def still_there(names: set[str]) -> set[str]:
+    """Those of ``names`` that still have a container or a network."""
+    return {lab.name for lab in netdojo_labs()} & names
 
 
 def leftovers() -> dict[str, set[str]]:

@@ -241,7 +241,7 @@ def test_lab_connect_opens_a_real_terminal_in_the_device(fabric: Fabric) -> None
         until=b"MARK-42",
     )
     assert code == 0, text[-2000:]
-    assert "\nleaf\r\n" in text, "the shell runs in the device"
+    assert re.search(r"hostname\r\n\r?leaf\r\n", text), "the shell runs in the device"
     assert "/dev/pts/" in text, "with a terminal of its own"
 
 

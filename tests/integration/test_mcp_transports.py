@@ -17,13 +17,14 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from netdojo.judges.episode import Episode, open_episode
-from netdojo.labs.reaper import netdojo_labs
 from netdojo.scenarios.generate import generate
 from netdojo.servers.endpoints import EndpointHost
 from netdojo.servers.mcp_server import evaluation_server
 from netdojo.servers.serving import free_port, serve_uvicorn
 from netdojo.tools.lab_tools import LabTools
 from netdojo.tools.trajectory import Trajectory
+
+from .leftovers import our_labs, still_there
 
 pytestmark = pytest.mark.anyio
 NETDOJO = str(Path(sys.executable).parent / "netdojo")
@@ -40,12 +41,12 @@ async def episode() -> AsyncIterator[Episode]:
         await opened.close()
 
 
-async def _labs_gone(names_before: set[str], deadline_s: float = 60) -> set[str]:
-    """Labs created since ``names_before`` that still exist once ``deadline_s`` has passed."""
+async def _labs_gone(names: set[str], deadline_s: float = 60) -> set[str]:
+    """Those of ``names`` that still exist once ``deadline_s`` has passed."""
     with anyio.move_on_after(deadline_s):
-        while {lab.name for lab in netdojo_labs()} - names_before:
+        while still_there(names):
             await anyio.sleep(0.5)
-    return {lab.name for lab in netdojo_labs()} - names_before
+    return still_there(names)
 
 
 async def test_http_endpoints_answer_only_their_own_token(episode: Episode) -> None:
@@ -90,7 +91,7 @@ async def test_http_endpoints_answer_only_their_own_token(episode: Episode) -> N
 
 
 async def test_stdio_practice_session_removes_its_lab_when_the_client_leaves() -> None:
-    before = {lab.name for lab in netdojo_labs()}
+    before = our_labs()
     params = StdioServerParameters(command=NETDOJO, args=["mcp"], env=dict(os.environ))
     async with Client(params) as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
@@ -107,16 +108,17 @@ async def test_stdio_practice_session_removes_its_lab_when_the_client_leaves() -
         )
         assert not started.is_error, started.content
         assert started.structured_content["brief"] and started.structured_content["seed"] == 5
-        assert len({lab.name for lab in netdojo_labs()} - before) == 1
+        mine = our_labs() - before
+        assert len(mine) == 1
         view = (await client.read_resource("netdojo://topology")).contents[0].text
         assert view.startswith("```mermaid\nflowchart LR")
-    assert not await _labs_gone(before), "the lab goes when the client does"
+    assert not await _labs_gone(mine), "the lab goes when the client does"
 
 
 async def test_http_evaluation_serves_one_episode_and_cleans_up_on_sigterm(
     tmp_path: Path,
 ) -> None:
-    before = {lab.name for lab in netdojo_labs()}
+    before = our_labs()
     port, token = free_port(), "test-token-0123456789"
     trajectory = tmp_path / "trajectory.json"
     token_file = tmp_path / "token"
@@ -134,6 +136,8 @@ async def test_http_evaluation_serves_one_episode_and_cleans_up_on_sigterm(
                 line = await anyio.to_thread.run_sync(server.stderr.readline)
                 assert line, "the server exited before serving"
                 url = line.split("MCP endpoint: ")[1].strip() if "MCP endpoint: " in line else ""
+        mine = our_labs() - before
+        assert len(mine) == 1
         async with (
             httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
             Client(streamable_http_client(url, http_client=http)) as client,
@@ -156,4 +160,4 @@ async def test_http_evaluation_serves_one_episode_and_cleans_up_on_sigterm(
     recorded = json.loads(trajectory.read_text())
     assert [s["tool"] for s in recorded["steps"]] == ["topology", "ping", "submit"]
     assert recorded["submitted"] == "looked" and token not in trajectory.read_text()
-    assert not await _labs_gone(before)
+    assert not await _labs_gone(mine)

@@ -8,10 +8,11 @@ import anyio
 import pytest
 from mcp import Client
 
-from netdojo.labs.reaper import netdojo_labs
 from netdojo.scenarios.generate import generate
 from netdojo.servers.mcp_server import practice_server
 from netdojo.servers.practice import PracticeSession
+
+from .leftovers import our_labs
 
 pytestmark = pytest.mark.anyio
 FAMILY, LEVEL, SEED = "static-routing", 1, 5
@@ -28,7 +29,7 @@ async def _grade_until_solved(client: Client, deadline_s: float = 45) -> dict:
 
 
 async def test_practice_session_from_start_to_end() -> None:
-    before = {lab.name for lab in netdojo_labs()}
+    before = our_labs()
     session = PracticeSession()
     progress: list[float] = []
 
@@ -80,4 +81,4 @@ async def test_practice_session_from_start_to_end() -> None:
             assert bad.is_error and "static-routing" in bad.content[0].text
     finally:
         await session.close()
-    assert {lab.name for lab in netdojo_labs()} == before
+    assert our_labs() == before
