@@ -100,6 +100,9 @@ def apiserver_args(cfg: ControlPlaneConfig) -> list[str]:
         f"--etcd-servers={cfg.etcd_url}",
         f"--bind-address={LOOPBACK}",
         f"--advertise-address={LOOPBACK}",
+        # The reconciler refuses a loopback address; nothing in a lab reaches the API server
+        # through the `kubernetes` service, so that service keeps no endpoints.
+        "--endpoint-reconciler-type=none",
         f"--secure-port={cfg.apiserver_port}",
         f"--cert-dir={cfg.cert_dir}",
         f"--token-auth-file={cfg.token_file}",

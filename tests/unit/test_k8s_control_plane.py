@@ -18,6 +18,7 @@ from netdojo.labs.k8s.control_plane import (
     ControlPlaneConfig,
     apiserver_args,
     etcd_args,
+    new_config,
     render_kubeconfig,
     token_csv,
 )
@@ -162,7 +163,17 @@ def test_build_argv_is_trimmed_readonly_and_names_the_package(tmp_path: Path) ->
     assert argv[:5] == ["/usr/bin/go", "build", "-trimpath", "-mod=readonly", argv[4]]
     assert argv[4].startswith("-ldflags=-s -w ")
     assert argv[-3:] == ["-o", str(tmp_path / "kubectl"), "k8s.io/kubernetes/cmd/kubectl"]
-    assert binaries.build_env()["CGO_ENABLED"] == "0"
+
+
+def test_the_build_keeps_its_compiled_packages_apart_unless_told(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GOCACHE", raising=False)
+    env = binaries.build_env()
+    assert env["CGO_ENABLED"] == "0"
+    assert env["GOCACHE"] == str(home / "home" / "kubernetes" / "go-build")
+    monkeypatch.setenv("GOCACHE", str(home / "mine"))
+    assert binaries.build_env()["GOCACHE"] == str(home / "mine")
 
 
 def _fake(folder: Path, name: str, output: str) -> Path:
@@ -242,6 +253,13 @@ def test_flags_bind_the_loopback_only(tmp_path: Path) -> None:
     assert f"--token-auth-file={tmp_path / 'tokens.csv'}" in apiserver
     assert f"--service-account-signing-key-file={tmp_path / 'sa.key'}" in apiserver
     assert all(str(tmp_path) in a for a in apiserver if a.endswith((".csv", ".key", ".pub")))
+
+
+def test_a_new_config_takes_distinct_free_ports_and_a_fresh_token(tmp_path: Path) -> None:
+    first, second = new_config(tmp_path), new_config(tmp_path)
+    ports = {first.etcd_client_port, first.etcd_peer_port, first.apiserver_port}
+    assert len(ports) == 3 and all(1024 <= p <= 65535 for p in ports)
+    assert first.token != second.token and len(first.token) == 32
 
 
 def test_kubeconfig_points_at_the_server_with_the_token(tmp_path: Path) -> None:
