@@ -1,6 +1,8 @@
 """Provisioning and diagnosis: what a machine needs to run labs, each as check + fix.
 
-`setup` runs every step whose check fails and skips the rest; `doctor` only checks.
+`setup` runs every step whose check fails and skips the rest; `doctor` only checks. The
+Kubernetes control plane is opt-in: `setup` builds it only when asked, and `doctor` reports it
+as optional, since only the Kubernetes families need it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from pydantic import BaseModel
 from netdojo.errors import NetdojoError
 from netdojo.labs.engine import client, engine_version, ensure_engine
 from netdojo.labs.image import build_image, device_image
+from netdojo.labs.k8s.binaries import GO_HELP, build, go_ready, locate
+from netdojo.labs.k8s.release import BINARIES
 from netdojo.labs.kathara_settings import settings_current, settings_dir, write_settings
 from netdojo.labs.plugin.install import (
     enable_plugin,
@@ -33,6 +37,8 @@ class Check(BaseModel):
     ok: bool
     detail: str
     fix: str | None = None
+    optional: bool = False
+    """Missing only matters to some families: the machine is usable without it."""
 
 
 class StepReport(BaseModel):
@@ -144,6 +150,25 @@ def _veth() -> Check:
     return Check(name="veth", ok=True, detail="veth pairs can be created")
 
 
+def _k8s_check(name: str) -> Check:
+    found = locate(name)
+    return Check(
+        name=name,
+        ok=found.source != "missing",
+        detail=found.detail,
+        fix=None
+        if found.source != "missing"
+        else "netdojo setup --kubernetes"
+        if go_ready()
+        else GO_HELP,
+        optional=True,
+    )
+
+
+def _k8s_requirement(name: str) -> Requirement:
+    return Requirement(name, lambda: _k8s_check(name), lambda: build(name))
+
+
 REQUIREMENTS = [
     Requirement("engine", _engine, ensure_engine),
     Requirement("image", _image, lambda: f"built {build_image()}"),
@@ -152,19 +177,26 @@ REQUIREMENTS = [
     Requirement("br_netfilter", _br_netfilter),
     Requirement("veth", _veth),
 ]
+KUBERNETES_REQUIREMENTS = [_k8s_requirement(b.name) for b in BINARIES]
+
+
+def doctor_kubernetes() -> list[Check]:
+    return [req.check() for req in KUBERNETES_REQUIREMENTS]
 
 
 def doctor() -> list[Check]:
-    return [req.check() for req in REQUIREMENTS]
+    return [req.check() for req in REQUIREMENTS] + doctor_kubernetes()
 
 
 def setup(
     on_start: Callable[[str], None] = lambda _name: None,
     on_end: Callable[[StepReport], None] = lambda _report: None,
+    kubernetes: bool = False,
 ) -> list[StepReport]:
-    """Bring every requirement to ok; stops at the first step that fails."""
+    """Bring every requirement to ok, the Kubernetes control plane's too when asked; stops at
+    the first step that fails."""
     reports = []
-    for req in REQUIREMENTS:
+    for req in REQUIREMENTS + (KUBERNETES_REQUIREMENTS if kubernetes else []):
         on_start(req.name)
         started = time.monotonic()
         check = req.check()

@@ -60,7 +60,15 @@ def main_options(
 
 
 @app.command()
-def setup() -> None:
+def setup(
+    kubernetes: Annotated[
+        bool,
+        typer.Option(
+            "--kubernetes",
+            help="Also build kube-apiserver, kubectl and etcd with Go (minutes; once per release).",
+        ),
+    ] = False,
+) -> None:
     """Provision what labs need: Docker engine, device image, network plugin, settings."""
     from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
@@ -87,29 +95,35 @@ def setup() -> None:
                 soft_wrap=True,
             )
 
-        reports = run_setup(start, end)
+        reports = run_setup(start, end, kubernetes=kubernetes)
     if any(r.action == "failed" for r in reports):
         raise typer.Exit(1)
 
 
 @app.command()
 def doctor(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
-    """Check every requirement; exit 0 only when all are ok."""
+    """Check every requirement; exit 0 only when all but the optional ones are ok."""
     from netdojo.labs.provision import doctor as run_doctor
 
     checks = run_doctor()
-    ok = all(c.ok for c in checks)
+    ok = all(c.ok or c.optional for c in checks)
     if as_json:
         payload = {
             "ok": ok,
-            "checks": [c.model_dump(include={"name", "ok", "detail"}) for c in checks],
+            "checks": [c.model_dump(include={"name", "ok", "detail", "optional"}) for c in checks],
         }
         print(json.dumps(payload, indent=2))
     else:
         for check in checks:
-            mark = "[green]ok[/]" if check.ok else "[red]missing[/]"
+            label, style = (
+                ("ok", "green")
+                if check.ok
+                else ("optional", "yellow")
+                if check.optional
+                else ("missing", "red")
+            )
             fix = f"  [yellow]fix:[/] {check.fix}" if check.fix and not check.ok else ""
-            console.print(f"{mark:>18}  {check.name:<13} {check.detail}{fix}")
+            console.print(f"[{style}]{label:>8}[/]  {check.name:<14} {check.detail}{fix}")
     raise typer.Exit(0 if ok else 1)
 
 

@@ -164,4 +164,6 @@ def test_wheel_maps_top_level_folders_into_the_package(tmp_path: Path) -> None:
         assert f"netdojo/{layer}/__init__.py" in names
     assert "netdojo/labs/plugin/driver.py" in names
     assert "netdojo/labs/image/files/systemctl" in names
+    for module in ("kubernetes", "etcd"):
+        assert f"netdojo/labs/k8s/gomod/{module}/go.sum" in names
     assert "netdojo/cli.py" in names
