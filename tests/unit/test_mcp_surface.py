@@ -4,25 +4,24 @@ the family enum, typed output schemas, one structured family list and readable r
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal
 
 import pytest
 from mcp import Client
 from pydantic import Field, ValidationError
 
-from netdojo.labs.runtime import LiveLab
 from netdojo.scenarios import registry
-from netdojo.scenarios.model import STANDARD_TOOLS, DeviceFacts, InterfaceFacts, PublicHalf
+from netdojo.scenarios.model import STANDARD_TOOLS
 from netdojo.servers.mcp_server import evaluation_server, practice_server
 from netdojo.servers.practice import PracticeSession
 from netdojo.tools.argument_errors import problems
-from netdojo.tools.lab_tools import LabTools, ShowResult, ToolFailure
+from netdojo.tools.lab_tools import ShowResult, ToolFailure
 from netdojo.tools.registry import tool_specs
 from netdojo.tools.spec import InvalidArguments, ToolArguments
-from netdojo.tools.trajectory import Trajectory
+
+from .labless_tools import labless_tools
 
 pytestmark = pytest.mark.anyio
-NO_LAB = cast(LiveLab, None)  # every call below is settled before a lab is needed
 PRACTICE_TOOLS = ["list_families", "start_scenario", "brief", "reset", "grade", "end"]
 
 
@@ -75,22 +74,6 @@ def test_several_problems_are_joined_and_long_values_are_cut() -> None:
         Sample.checked({"count": 11})
 
 
-def _public() -> PublicHalf:
-    interfaces = [InterfaceFacts(name="eth0", link="lan0")]
-    return PublicHalf(
-        brief="b",
-        devices=[
-            DeviceFacts(name="r1", role="router", interfaces=interfaces),
-            DeviceFacts(name="h1", role="host", interfaces=interfaces),
-        ],
-        links=[("lan0", ["r1", "h1"])],
-    )
-
-
-def _tools() -> LabTools:
-    return LabTools(NO_LAB, _public(), Trajectory(episode="e"))
-
-
 PYDANTIC_WORDS = ("validation error", "pydantic", "type=", "input_value", "For further")
 
 
@@ -102,7 +85,7 @@ async def test_mcp_and_direct_calls_refuse_bad_arguments_with_the_same_sentence(
         ("configure", {"device": "r1", "lines": ["router ospf", 5]}, "lines[1] must be a string"),
         ("topology", {"verbose": True}, "there is no argument 'verbose'; it takes no arguments"),
     ]
-    tools = _tools()
+    tools = labless_tools()
     async with Client(evaluation_server(tools)) as client:
         for tool, arguments, sentence in cases:
             result = await client.call_tool(tool, arguments)
@@ -141,7 +124,7 @@ async def test_start_scenario_offers_the_registered_families_as_an_enum() -> Non
 async def test_every_tool_has_a_title() -> None:
     async with (
         Client(practice_server(PracticeSession())) as practice,
-        Client(evaluation_server(_tools())) as evaluation,
+        Client(evaluation_server(labless_tools())) as evaluation,
     ):
         served = (await practice.list_tools()).tools + (await evaluation.list_tools()).tools
     assert {tool.name for tool in served} == {*STANDARD_TOOLS, *PRACTICE_TOOLS}
@@ -172,7 +155,7 @@ def _untyped(schema: Any, path: str = "") -> list[str]:
 async def test_every_output_field_has_a_type() -> None:
     async with (
         Client(practice_server(PracticeSession())) as practice,
-        Client(evaluation_server(_tools())) as evaluation,
+        Client(evaluation_server(labless_tools())) as evaluation,
     ):
         served = (await practice.list_tools()).tools + (await evaluation.list_tools()).tools
     for tool in served:
@@ -204,7 +187,7 @@ async def test_list_families_is_one_structured_result() -> None:
 
 
 async def test_resources_have_readable_names_and_titles() -> None:
-    for server in (practice_server(PracticeSession()), evaluation_server(_tools())):
+    for server in (practice_server(PracticeSession()), evaluation_server(labless_tools())):
         async with Client(server) as client:
             resources = (await client.list_resources()).resources
         named = {(str(r.uri), r.name, r.title) for r in resources}

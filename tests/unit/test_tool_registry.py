@@ -6,7 +6,7 @@ import json
 import re
 import time
 from collections.abc import Iterator
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 import pytest
 from mcp import Client
@@ -15,14 +15,10 @@ from pydantic import BaseModel, Field, ValidationError
 from netdojo.judges.grading import Grade
 from netdojo.judges.monitor import MonitorReport
 from netdojo.judges.verdict import safety_of
-from netdojo.labs.runtime import LiveLab
 from netdojo.scenarios import registry
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import (
     STANDARD_TOOLS,
-    DeviceFacts,
-    InterfaceFacts,
-    PublicHalf,
     ToolCall,
 )
 from netdojo.servers.mcp_server import evaluation_server, evaluation_tools
@@ -37,7 +33,7 @@ from netdojo.tools.registry import (
 from netdojo.tools.spec import Device, ToolArguments, ToolSpec, UnknownTool
 from netdojo.tools.trajectory import Trajectory
 
-NO_LAB = cast(LiveLab, None)  # every call below is settled before a lab is needed
+from .labless_tools import NO_LAB, labless_tools
 
 
 class EchoArguments(ToolArguments):
@@ -66,22 +62,6 @@ ECHO = ToolSpec(
 )
 
 
-def _public() -> PublicHalf:
-    interfaces = [InterfaceFacts(name="eth0", link="lan0")]
-    return PublicHalf(
-        brief="b",
-        devices=[
-            DeviceFacts(name="r1", role="router", interfaces=interfaces),
-            DeviceFacts(name="h1", role="host", interfaces=interfaces),
-        ],
-        links=[("lan0", ["r1", "h1"])],
-    )
-
-
-def _tools() -> LabTools:
-    return LabTools(NO_LAB, _public(), Trajectory(episode="e"))
-
-
 @pytest.fixture
 def echo() -> Iterator[ToolSpec[EchoArguments, EchoResult]]:
     register_tool(ECHO)
@@ -95,7 +75,7 @@ def echo() -> Iterator[ToolSpec[EchoArguments, EchoResult]]:
 async def test_a_registered_tool_is_served_with_its_model_as_schema(
     echo: ToolSpec[EchoArguments, EchoResult],
 ) -> None:
-    server = evaluation_server(_tools(), [*STANDARD_TOOLS, echo.name])
+    server = evaluation_server(labless_tools(), [*STANDARD_TOOLS, echo.name])
     async with Client(server) as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert list(listed) == [*STANDARD_TOOLS, "echo"]
@@ -159,7 +139,7 @@ async def test_apply_refuses_a_tool_it_cannot_apply() -> None:
 
 @pytest.mark.anyio
 async def test_a_direct_call_is_checked_by_the_same_model_and_recorded() -> None:
-    tools = _tools()
+    tools = labless_tools()
     with pytest.raises(ToolFailure, match=r"^count must be from 1 to 10, not 1099511627776$"):
         await tools.ping("h1", "r1", count=2**40)
     with pytest.raises(
