@@ -5,10 +5,12 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
 from collections.abc import Iterator
 from typing import Any
 
 STDERR = 2  # the stream byte of an exec frame that carries standard error
+KILL_WAIT_S = 3.0  # how long a capped exec's process id is waited for
 
 
 def exec_frames(api: Any, exec_id: str) -> Iterator[tuple[int, bytes]]:
@@ -50,9 +52,20 @@ def read_capped(api: Any, exec_id: str, max_output: int) -> tuple[bytes, bytes, 
             out += data
         if len(out) + len(err) > max_output:
             truncated = True
-            pid = api.exec_inspect(exec_id).get("Pid")
-            if pid:
-                # `timeout` leads its own process group: kill it with the command it runs.
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pid, signal.SIGKILL)
+            _kill(api, exec_id)
     return bytes(out[:max_output]), bytes(err[: max(0, max_output - len(out))]), truncated
+
+
+def _kill(api: Any, exec_id: str) -> None:
+    """Kill a running exec with all it started. `timeout` leads its own process group; the
+    engine may report the exec's process id only a moment after its first output."""
+    deadline = time.monotonic() + KILL_WAIT_S
+    while True:
+        state = api.exec_inspect(exec_id)
+        if state.get("Pid"):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(state["Pid"], signal.SIGKILL)
+            return
+        if not state.get("Running", True) or time.monotonic() > deadline:
+            return
+        time.sleep(0.05)
