@@ -7,6 +7,7 @@ The flags and the kubeconfig are pure functions of `ControlPlaneConfig`; `start`
 
 from __future__ import annotations
 
+import ctypes
 import json
 import secrets
 import shutil
@@ -20,6 +21,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import anyio
+import anyio.to_thread
 from pydantic import BaseModel
 
 from netdojo.labs.errors import PrerequisiteError
@@ -31,6 +34,7 @@ SERVICE_CIDR = "10.96.0.0/16"
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
 LOG_TAIL = 1500
+PR_SET_PDEATHSIG = 1
 
 
 class ControlPlaneConfig(BaseModel):
@@ -112,6 +116,9 @@ def apiserver_args(cfg: ControlPlaneConfig) -> list[str]:
         f"--service-account-signing-key-file={cfg.sa_key}",
         "--service-account-issuer=https://kubernetes.default.svc",
         f"--service-cluster-ip-range={SERVICE_CIDR}",
+        # No controller manager creates a namespace's default service account, and no pod here
+        # runs a process that would use one.
+        "--disable-admission-plugins=ServiceAccount",
         "--profiling=false",
     ]
 
@@ -221,6 +228,12 @@ class ControlPlane:
                 proc.wait()
 
 
+def _die_with_parent() -> None:
+    """Run in the child before exec: end it when the thread that started it ends, so a control
+    plane never outlives its owner, even one that is killed."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def _spawn(cp: ControlPlane, name: str, args: list[str]) -> None:
     path = cp.binaries[name].path
     assert path is not None
@@ -231,6 +244,7 @@ def _spawn(cp: ControlPlane, name: str, args: list[str]) -> None:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
 
 
@@ -251,15 +265,14 @@ def _ready(cfg: ControlPlaneConfig) -> bool:
 def wait_ready(cp: ControlPlane, timeout: float = READY_TIMEOUT_S) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for name, proc in cp.processes.items():
-            if proc.poll() is not None:
-                raise PrerequisiteError(
-                    f"{name} exited with {proc.returncode}; log tail:\n{cp.log_tail(name)}"
-                )
-        if _ready(cp.config):
+        if _ready_or_failed(cp):
             return
         time.sleep(0.2)
-    raise PrerequisiteError(
+    raise _not_ready(cp, timeout)
+
+
+def _not_ready(cp: ControlPlane, timeout: float) -> PrerequisiteError:
+    return PrerequisiteError(
         f"kube-apiserver not ready within {timeout:.0f}s; log tail:\n"
         f"{cp.log_tail('kube-apiserver')}"
     )
@@ -267,6 +280,43 @@ def wait_ready(cp: ControlPlane, timeout: float = READY_TIMEOUT_S) -> None:
 
 def start(workdir: Path, timeout: float = READY_TIMEOUT_S) -> ControlPlane:
     """Start etcd and kube-apiserver on the loopback and wait until ``/readyz`` answers."""
+    cp = launch(workdir)
+    try:
+        wait_ready(cp, timeout)
+    except BaseException:
+        cp.stop()
+        raise
+    return cp
+
+
+async def start_async(workdir: Path, timeout: float = READY_TIMEOUT_S) -> ControlPlane:
+    """`start` for an event loop: the processes are started from the loop's own thread (a
+    worker thread may end, and its children with it) and readiness is awaited."""
+    cp = launch(workdir)
+    try:
+        deadline = time.monotonic() + timeout
+        while not await anyio.to_thread.run_sync(_ready_or_failed, cp):
+            if time.monotonic() > deadline:
+                raise _not_ready(cp, timeout)
+            await anyio.sleep(0.2)
+    except BaseException:
+        cp.stop()
+        raise
+    return cp
+
+
+def _ready_or_failed(cp: ControlPlane) -> bool:
+    """Whether the API server is ready; `PrerequisiteError` with its log when a process ended."""
+    for name, proc in cp.processes.items():
+        if proc.poll() is not None:
+            raise PrerequisiteError(
+                f"{name} exited with {proc.returncode}; log tail:\n{cp.log_tail(name)}"
+            )
+    return _ready(cp.config)
+
+
+def launch(workdir: Path) -> ControlPlane:
+    """Start etcd and kube-apiserver on the loopback, without waiting for them."""
     binaries = locate_all()
     missing = [b.name for b in binaries.values() if b.path is None]
     if missing:
@@ -277,7 +327,6 @@ def start(workdir: Path, timeout: float = READY_TIMEOUT_S) -> ControlPlane:
     try:
         _spawn(cp, "etcd", etcd_args(cp.config))
         _spawn(cp, "kube-apiserver", apiserver_args(cp.config))
-        wait_ready(cp, timeout)
     except BaseException:
         cp.stop()
         raise
