@@ -14,6 +14,8 @@ from collections.abc import Callable
 
 from netdojo.labs.errors import LabError
 
+NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,29}$"
+"""A device's or a link's name in a lab spec."""
 MAX_LAB_NAME = 64
 LAB_NAME_PATTERN = rf"^[A-Za-z0-9][A-Za-z0-9_.-]{{0,{MAX_LAB_NAME - 1}}}$"
 ALLOWED_CHARACTERS = (

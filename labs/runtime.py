@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from functools import partial
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from docker.errors import APIError, NotFound
@@ -52,6 +52,9 @@ from netdojo.labs.names import check_lab_name
 from netdojo.labs.paths import sub_dir
 from netdojo.labs.ports import Listener, close_listeners, open_listeners, start_relay, stop_relay
 from netdojo.labs.spec import LabSpec
+
+if TYPE_CHECKING:
+    from netdojo.labs.k8s.cluster import Cluster
 
 STARTUP_DONE = "/tmp/EOS"
 DEFAULT_TIMEOUT_S = 10.0
@@ -95,6 +98,8 @@ class LiveLab:
         self.failures: list[str] = []
         """Docker failures met by this lab's calls: a device that is gone, a silent engine."""
         self._containers: dict[str, Container] = {}
+        self.cluster: Cluster | None = None
+        """The Kubernetes cluster of a lab whose spec has a workload."""
 
     @property
     def devices(self) -> list[str]:
@@ -336,6 +341,8 @@ async def start_lab(spec: LabSpec, name: str | None = None, persistent: bool = F
     recorded = False
     started = time.monotonic()
     try:
+        if spec.kubernetes is not None:
+            live.cluster = _launch_cluster(name, spec, persistent)
         await anyio.to_thread.run_sync(_preflight, spec, name)
         listeners = open_listeners(spec)
         klab = await anyio.to_thread.run_sync(to_kathara, spec, name)
@@ -347,11 +354,17 @@ async def start_lab(spec: LabSpec, name: str | None = None, persistent: bool = F
         live.timings.deploy_s = time.monotonic() - started
         started = time.monotonic()
         await live.wait_startup()
+        if live.cluster is not None:
+            from netdojo.labs.k8s.cluster import populate
+
+            await populate(live.cluster)
         live.timings.startup_s = time.monotonic() - started
     except BaseException as exc:
         with anyio.CancelScope(shield=True):
             close_listeners(listeners)
             try:
+                if live.cluster is not None:
+                    live.cluster.stop()
                 await _remove_deployment(
                     deployment.deploy_id, deployment.containers, deployment.networks
                 )
@@ -363,6 +376,19 @@ async def start_lab(spec: LabSpec, name: str | None = None, persistent: bool = F
             raise LabError(f"lab {name} could not be deployed: {explain(exc)}") from exc
         raise
     return live
+
+
+def _launch_cluster(name: str, spec: LabSpec, persistent: bool) -> Cluster:
+    """The control plane of a lab with a workload, launched from the event loop's thread."""
+    from netdojo.labs.k8s.cluster import launch_cluster
+
+    assert spec.kubernetes is not None
+    if persistent:
+        raise LabError(
+            f"lab {name}: a Kubernetes lab cannot outlive this process; its control plane "
+            "ends with the process that started it"
+        )
+    return launch_cluster(name, spec.kubernetes)
 
 
 async def _deploy(kathara: Any, klab: Any, deployment: Deployment) -> None:
@@ -424,6 +450,8 @@ async def stop_lab(live: LiveLab, engine_wait_s: float = ENGINE_WAIT_S) -> None:
     (netdojo devices have no shutdown scripts)."""
     started = time.monotonic()
     try:
+        if live.cluster is not None:
+            live.cluster.stop()
         await _remove_deployment(live.deploy_id, engine_wait_s=engine_wait_s)
     finally:
         forget_lab(live.lab_hash, live.deploy_id)
@@ -444,6 +472,8 @@ def stop_lab_detached(live: LiveLab) -> int:
     For a process about to exit: an MCP client that closes a stdio server allows it about two
     seconds before killing its process group, which a lab's teardown can outlast.
     """
+    if live.cluster is not None:
+        live.cluster.stop()
     child = subprocess.Popen(
         [sys.executable, "-m", "netdojo.labs.teardown", live.name],
         stdin=subprocess.DEVNULL,

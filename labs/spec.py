@@ -20,11 +20,12 @@ from pydantic import (
 )
 
 from netdojo.labs.errors import LabSpecError
+from netdojo.labs.k8s.workload import Workload
+from netdojo.labs.names import NAME_PATTERN
 
 DEFAULT_IMAGE = "netdojo/device"
 """Symbolic image name: resolved at deploy time to the provisioned device image."""
 
-NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,29}$"
 _NAME_RE = re.compile(NAME_PATTERN)
 
 
@@ -124,6 +125,18 @@ class LabSpec(BaseModel):
     name: str = Field(description="lab name; made unique per deployment by the runtime")
     devices: list[DeviceSpec]
     links: list[LinkSpec] = Field(default_factory=list)
+    kubernetes: Workload | None = Field(
+        default=None,
+        description="the workload whose pods some devices are, held on a control plane of the "
+        "lab's own",
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("kubernetes") is None:
+            data.pop("kubernetes", None)
+        return data
 
     @model_validator(mode="after")
     def _consistent(self) -> LabSpec:
@@ -183,6 +196,12 @@ def spec_problems(spec: LabSpec) -> list[str]:
             if not _SYSCTL_RE.match(sysctl):
                 problems.append(f"device {dev.name!r}: sysctl {sysctl!r} must be a net.* key")
         problems.extend(_setting_problems(dev))
+    if spec.kubernetes is not None:
+        problems.extend(
+            f"pod {pod.name!r} has no device"
+            for pod in spec.kubernetes.pods
+            if pod.name not in names
+        )
     link_names = [link.name for link in spec.links]
     for name, count in Counter(link_names).items():
         if count > 1:

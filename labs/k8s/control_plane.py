@@ -289,20 +289,14 @@ def start(workdir: Path, timeout: float = READY_TIMEOUT_S) -> ControlPlane:
     return cp
 
 
-async def start_async(workdir: Path, timeout: float = READY_TIMEOUT_S) -> ControlPlane:
-    """`start` for an event loop: the processes are started from the loop's own thread (a
-    worker thread may end, and its children with it) and readiness is awaited."""
-    cp = launch(workdir)
-    try:
-        deadline = time.monotonic() + timeout
-        while not await anyio.to_thread.run_sync(_ready_or_failed, cp):
-            if time.monotonic() > deadline:
-                raise _not_ready(cp, timeout)
-            await anyio.sleep(0.2)
-    except BaseException:
-        cp.stop()
-        raise
-    return cp
+async def await_ready(cp: ControlPlane, timeout: float = READY_TIMEOUT_S) -> None:
+    """`wait_ready` for an event loop. Launch from the loop's own thread: a worker thread may
+    end, and the processes it started with it."""
+    deadline = time.monotonic() + timeout
+    while not await anyio.to_thread.run_sync(_ready_or_failed, cp):
+        if time.monotonic() > deadline:
+            raise _not_ready(cp, timeout)
+        await anyio.sleep(0.2)
 
 
 def _ready_or_failed(cp: ControlPlane) -> bool:

@@ -1,9 +1,8 @@
-"""A workload as a lab: the namespaces, pods and services a scenario plans, made real twice,
-as Kubernetes API objects and as one lab device per pod.
+"""A workload: the namespaces, pods and services a scenario plans, and the API objects they
+are (`netdojo.labs.k8s.pods` makes each pod a lab device).
 
-There is no kubelet: a pod is a device on the pods' network with its planned address and a
-listener on each of its container ports (TCP and UDP), and its status is written through the
-API as a node agent writes it (`pod_status`). Every pod is bound to the one node, ``NODE``.
+There is no kubelet: a pod's status is written through the API as a node agent writes it
+(`pod_status`). Every pod is bound to the one node, ``NODE``.
 """
 
 from __future__ import annotations
@@ -13,45 +12,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from netdojo.labs.spec import NAME_PATTERN, DeviceSpec, LabSpec, LinkSpec
+from netdojo.labs.names import NAME_PATTERN
 
 NODE = "lab"
-POD_LINK = "pods"
-LISTENER_PATH = "/opt/netdojo/pod_listener.py"
 IMAGE = "netdojo/pod"
 """The image a pod's manifest names; what runs is the lab's device image."""
-SERVICE_CIDR = "10.96.0.0/16"
 
-LISTENER = """import selectors, socket, sys
-
-selector = selectors.DefaultSelector()
-name = sys.argv[1].encode()
-for spec in sys.argv[2:]:
-    protocol, port = spec.split("/")
-    if protocol == "TCP":
-        server = socket.create_server(("", int(port)), reuse_port=True)
-    else:
-        server = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        server.bind(("", int(port)))
-    server.setblocking(False)
-    selector.register(server, selectors.EVENT_READ, protocol)
-while True:
-    for key, _ in selector.select():
-        if key.data == "TCP":
-            connection, _ = key.fileobj.accept()
-            try:
-                connection.send(name + b"\\n")
-            except OSError:
-                pass
-            connection.close()
-        else:
-            try:
-                _, peer = key.fileobj.recvfrom(2048)
-                key.fileobj.sendto(name + b"\\n", peer)
-            except OSError:
-                pass
-"""
-"""Answers every connection and datagram with the pod's name, so a probe can tell who answered."""
 
 Protocol = Literal["TCP", "UDP"]
 
@@ -180,32 +146,6 @@ class Workload(BaseModel):
             *(pod.manifest() for pod in self.pods),
             *(service.manifest() for service in self.services),
         ]
-
-    def lab_spec(self, name: str) -> LabSpec:
-        """One host device per pod on the pods' network, its listener running from boot."""
-        prefix = ipaddress.ip_network(self.subnet).prefixlen
-        devices = []
-        for pod in self.pods:
-            ports = " ".join(f"{port.protocol}/{port.port}" for port in pod.ports)
-            startup = [
-                f"ip address add {pod.ip}/{prefix} dev eth0",
-                f"ip route add {SERVICE_CIDR} dev eth0",
-            ]
-            if ports:
-                startup.append(
-                    f"setsid nohup python3 {LISTENER_PATH} {pod.name} {ports} "
-                    ">/dev/null 2>&1 </dev/null &"
-                )
-            devices.append(
-                DeviceSpec(
-                    name=pod.name,
-                    role="host",
-                    files={LISTENER_PATH: LISTENER} if ports else {},
-                    startup=startup,
-                )
-            )
-        link = LinkSpec(name=POD_LINK, endpoints=[(pod.name, 0) for pod in self.pods])
-        return LabSpec(name=name, devices=devices, links=[link])
 
 
 def pod_status(pod: PodPlan, started: str) -> dict[str, Any]:

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from netdojo.labs.k8s.pods import LISTENER_PATH, POD_LINK, pod_lab
 from netdojo.labs.k8s.workload import (
-    LISTENER_PATH,
     NODE,
-    POD_LINK,
     ContainerPort,
     PodPlan,
     ServicePlan,
@@ -16,6 +15,7 @@ from netdojo.labs.k8s.workload import (
     Workload,
     pod_status,
 )
+from netdojo.labs.spec import LabSpec
 
 
 def _workload(**changes: object) -> Workload:
@@ -76,7 +76,9 @@ def test_manifests_come_in_creation_order_and_bind_every_pod_to_the_node() -> No
 
 
 def test_each_pod_is_a_device_on_the_pods_network_listening_on_its_ports() -> None:
-    spec = _workload().lab_spec("shop")
+    workload = _workload()
+    spec = pod_lab(workload, "shop")
+    assert spec.kubernetes == workload
     assert [d.name for d in spec.devices] == ["web", "dns", "probe"]
     assert [link.name for link in spec.links] == [POD_LINK]
     assert spec.links[0].endpoints == [("web", 0), ("dns", 0), ("probe", 0)]
@@ -126,6 +128,15 @@ def test_a_running_pod_reports_its_planned_address_and_readiness() -> None:
 def test_an_inconsistent_workload_is_refused(change: dict[str, object], problem: str) -> None:
     with pytest.raises(ValidationError, match=problem):
         _workload(**change)
+
+
+def test_a_lab_spec_names_a_device_for_every_pod_and_serialises_a_workload_only_when_set() -> None:
+    spec = pod_lab(_workload(), "shop")
+    assert LabSpec.model_validate_json(spec.model_dump_json()) == spec
+    with pytest.raises(ValidationError, match="pod 'probe' has no device"):
+        LabSpec(name="shop", devices=spec.devices[:2], links=[], kubernetes=spec.kubernetes)
+    plain = LabSpec(name="plain", devices=spec.devices[:1])
+    assert "kubernetes" not in plain.model_dump()
 
 
 def test_a_pod_name_must_also_be_a_device_name() -> None:

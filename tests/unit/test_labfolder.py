@@ -10,7 +10,8 @@ import pytest
 
 from netdojo.labs.errors import LabSpecError
 from netdojo.labs.labfolder import collision_domain_names, load_lab_folder
-from netdojo.labs.spec import DEFAULT_IMAGE, NAME_PATTERN, LabSpec, start_order
+from netdojo.labs.names import NAME_PATTERN
+from netdojo.labs.spec import DEFAULT_IMAGE, LabSpec, start_order
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "kathara_ospf"
 
