@@ -82,7 +82,7 @@ def test_a_manifest_comes_from_the_call_through_dash_f(verb: str) -> None:
         ("delete networkpolicy x --dry-run=maybe", None, "--dry-run must be one of"),
         ("get pods -n Bad_NS", None, "is not a namespace name"),
         ("get pods -n", None, "-n needs a value"),
-        ("get pods; id", None, "is not an object name"),
+        ("get pods web;id", None, "is not an object name"),
         ("get pods; rm -rf /", None, "the flag '-rf'"),
         ("", None, "empty command"),
         ("get pods $(id)", None, "is not an object name"),
