@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTHON ?= python3
 
-.PHONY: demo test setup browser doctor lint bench clean-venv
+.PHONY: demo test setup kubernetes browser doctor lint bench clean-venv
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "netdojo needs Python 3.11 or newer"'
@@ -19,6 +19,11 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 	$(BIN)/netdojo setup
 
+# The Kubernetes labs' control plane (kube-apiserver, kubectl, etcd), built from Go modules
+# once and cached; the tests of those labs need it.
+kubernetes: setup
+	$(BIN)/netdojo setup --kubernetes
+
 demo: setup
 	$(BIN)/netdojo run --agent heuristic --episodes 8 --concurrency 2 --out results/demo
 
@@ -27,7 +32,7 @@ browser:
 	@command -v chromium >/dev/null || { echo "chromium missing; installing it"; \
 		apt-get update -q && apt-get install -y -q chromium; }
 
-test: setup browser
+test: setup kubernetes browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest; rc=$$?; \

@@ -1,0 +1,176 @@
+"""Kubernetes labs: pods as devices on a real API server of the lab's own, and the real kubectl
+through the tool surface.
+
+One lab for the module: two namespaces, four pods with TCP and UDP ports, a service. The
+control plane must be gone with the lab: processes, ports and files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections.abc import AsyncIterator
+
+import pytest
+
+from netdojo.labs.k8s.pods import pod_lab
+from netdojo.labs.k8s.workload import ContainerPort, PodPlan, ServicePlan, ServicePort, Workload
+from netdojo.labs.runtime import LiveLab, start_lab, stop_lab
+from netdojo.tools.kubectl import KUBECTL, KubectlArguments
+from netdojo.tools.lab_tools import LabTools, ToolFailure
+from netdojo.tools.trajectory import Trajectory
+
+from .public import public_half
+
+pytestmark = pytest.mark.anyio
+
+WORKLOAD = Workload(
+    namespaces={"shop": {"team": "shop"}, "ops": {"team": "ops"}},
+    pods=[
+        PodPlan(
+            name="web",
+            namespace="shop",
+            labels={"app": "web", "tier": "front"},
+            ports=[ContainerPort(port=8080, name="http")],
+            ip="10.244.0.10",
+        ),
+        PodPlan(
+            name="cart",
+            namespace="shop",
+            labels={"app": "cart"},
+            ports=[ContainerPort(port=7070), ContainerPort(port=7070, protocol="UDP")],
+            ip="10.244.0.11",
+        ),
+        PodPlan(
+            name="db",
+            namespace="shop",
+            labels={"app": "db"},
+            ports=[ContainerPort(port=5432, name="pg")],
+            ip="10.244.0.12",
+        ),
+        PodPlan(name="probe", namespace="ops", labels={"app": "probe"}, ip="10.244.0.20"),
+    ],
+    services=[
+        ServicePlan(
+            name="cart",
+            namespace="shop",
+            selector={"app": "cart"},
+            ports=[ServicePort(port=7070, target=7070)],
+        ),
+    ],
+    subnet="10.244.0.0/24",
+)
+POLICY = """apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: db-from-cart, namespace: shop}
+spec:
+  podSelector: {matchLabels: {app: db}}
+  ingress:
+  - from: [{podSelector: {matchLabels: {app: cart}}}]
+    ports: [{port: pg}]
+"""
+
+
+@pytest.fixture(scope="module")
+async def kube() -> AsyncIterator[LiveLab]:
+    lab = await start_lab(pod_lab(WORKLOAD, "kube"))
+    try:
+        yield lab
+    finally:
+        await stop_lab(lab)
+
+
+def _tools(lab: LiveLab) -> LabTools:
+    return LabTools(lab, public_half(lab.spec), Trajectory(episode="kube"))
+
+
+async def _kubectl(tools: LabTools, command: str, manifest: str | None = None) -> str:
+    result = await KUBECTL.run(tools, KubectlArguments(command=command, manifest=manifest))
+    assert result.ok, result.output
+    return result.output
+
+
+async def test_pods_are_api_objects_running_at_their_devices_addresses(kube: LiveLab) -> None:
+    tools = _tools(kube)
+    listed = json.loads(await _kubectl(tools, "get pods -A -o json"))
+    seen = {
+        item["metadata"]["name"]: (
+            item["metadata"]["namespace"],
+            item["status"]["phase"],
+            item["status"]["podIP"],
+            {c["type"]: c["status"] for c in item["status"]["conditions"]}["Ready"],
+        )
+        for item in listed["items"]
+    }
+    assert seen == {pod.name: (pod.namespace, "Running", pod.ip, "True") for pod in WORKLOAD.pods}
+    namespaces = json.loads(await _kubectl(tools, "get namespaces -o json"))
+    labels = {n["metadata"]["name"]: n["metadata"]["labels"] for n in namespaces["items"]}
+    assert labels["shop"]["team"] == "shop"
+    assert labels["shop"]["kubernetes.io/metadata.name"] == "shop"
+    service = json.loads(await _kubectl(tools, "get service cart -n shop -o json"))
+    assert service["spec"]["clusterIP"].startswith("10.96.")
+    for pod in WORKLOAD.pods:
+        done = await kube.exec(pod.name, ["ip", "-4", "-o", "address", "show", "eth0"])
+        assert f"inet {pod.ip}/24" in done.stdout
+
+
+async def test_every_container_port_answers_with_its_pods_name(kube: LiveLab) -> None:
+    for pod in WORKLOAD.pods:
+        for port in pod.ports:
+            if port.protocol == "TCP":
+                argv = ["nc", "-w", "2", pod.ip, str(port.port)]
+            else:
+                argv = ["sh", "-c", f"echo ping | nc -u -w 1 {pod.ip} {port.port}"]
+            done = await kube.exec("probe", argv)
+            assert done.stdout.strip() == pod.name, (pod.name, port, done)
+
+
+async def test_the_tool_applies_policies_and_returns_the_api_servers_own_errors(
+    kube: LiveLab,
+) -> None:
+    tools = _tools(kube)
+    created = await _kubectl(tools, "apply -f -", POLICY)
+    assert "networkpolicy.networking.k8s.io/db-from-cart created" in created
+    listed = json.loads(await _kubectl(tools, "get netpol -n shop -o json"))
+    assert [p["metadata"]["name"] for p in listed["items"]] == ["db-from-cart"]
+    invalid = await KUBECTL.run(
+        tools,
+        KubectlArguments(command="apply -f - --dry-run=server", manifest=POLICY.replace("pg", "0")),
+    )
+    assert not invalid.ok and not invalid.changed
+    assert 'The NetworkPolicy "db-from-cart" is invalid' in invalid.output
+    assert "spec.ingress[0].ports[0].port" in invalid.output
+    await _kubectl(tools, "delete networkpolicy db-from-cart -n shop")
+    with pytest.raises(ToolFailure, match="the verb 'exec' is not allowed"):
+        await KUBECTL.run(tools, KubectlArguments(command="exec web -- sh"))
+    with pytest.raises(ToolFailure, match="pods are read-only"):
+        await KUBECTL.run(tools, KubectlArguments(command="label pod web app=db -n shop"))
+    steps = tools.trajectory.steps
+    assert [s.tool for s in steps] == ["kubectl"] * 6
+    assert [s.changed_state for s in steps] == [True, False, False, True, False, False]
+    assert [s.refused for s in steps] == [False] * 4 + [True, True]
+
+
+async def test_the_control_plane_goes_with_its_lab() -> None:
+    lab = await start_lab(pod_lab(WORKLOAD.model_copy(update={"services": []}), "kube-gone"))
+    assert lab.cluster is not None
+    plane = lab.cluster.plane
+    pids = [proc.pid for proc in plane.processes.values()]
+    port = plane.config.apiserver_port
+    await stop_lab(lab)
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert not plane.config.workdir.exists()
+    with socket.socket() as probe:
+        assert probe.connect_ex(("127.0.0.1", port)) != 0
+
+
+async def test_a_lab_without_a_cluster_has_no_kubectl(kube: LiveLab) -> None:
+    cluster, kube.cluster = kube.cluster, None
+    try:
+        with pytest.raises(ToolFailure, match="no Kubernetes cluster"):
+            await KUBECTL.run(_tools(kube), KubectlArguments(command="get pods"))
+    finally:
+        kube.cluster = cluster
