@@ -357,7 +357,7 @@ async def start_lab(spec: LabSpec, name: str | None = None, persistent: bool = F
         if live.cluster is not None:
             from netdojo.labs.k8s.cluster import populate
 
-            await populate(live.cluster)
+            await populate(live.cluster, live)
         live.timings.startup_s = time.monotonic() - started
     except BaseException as exc:
         with anyio.CancelScope(shield=True):

@@ -13,6 +13,8 @@ import shutil
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
+from typing import TYPE_CHECKING
 
 import anyio
 from lightkube import AsyncClient, KubeConfig
@@ -20,9 +22,14 @@ from lightkube.codecs import from_dict
 from lightkube.resources.core_v1 import Pod
 from lightkube.types import PatchType
 
+from netdojo.labs.errors import LabError
 from netdojo.labs.k8s.control_plane import ControlPlane, await_ready, launch
+from netdojo.labs.k8s.enforcer import Enforcer
 from netdojo.labs.k8s.workload import PodPlan, Workload, pod_status
 from netdojo.labs.paths import sub_dir
+
+if TYPE_CHECKING:
+    from netdojo.labs.runtime import LiveLab
 
 FIELD_MANAGER = "netdojo"
 
@@ -35,6 +42,7 @@ class Cluster:
     workload: Workload
     launched: float
     ready_s: float | None = None
+    enforcer: Enforcer | None = None
 
     def client(self) -> AsyncClient:
         """An API client as the cluster's administrator (close it after use)."""
@@ -43,6 +51,8 @@ class Cluster:
 
     def stop(self) -> None:
         try:
+            if self.enforcer is not None:
+                self.enforcer.stop()
             self.plane.stop()
         finally:
             shutil.rmtree(self.plane.config.workdir, ignore_errors=True)
@@ -55,15 +65,24 @@ def launch_cluster(lab_name: str, workload: Workload) -> Cluster:
     return Cluster(plane=launch(workdir), workload=workload, launched=time.monotonic())
 
 
-async def populate(cluster: Cluster) -> None:
+async def populate(cluster: Cluster, lab: LiveLab) -> None:
     """Once the pods' devices have booted: wait for the API server, create the workload's
-    objects and report every pod running."""
+    objects, report every pod running, and enforce the policies from then on."""
     await await_ready(cluster.plane)
     async with cluster.client() as client:
         for manifest in cluster.workload.manifests():
             await client.create(from_dict(manifest))
         await report_running(client, cluster.workload)
+    cluster.enforcer = Enforcer(cluster.plane.config.kubeconfig, partial(load_rules, lab))
+    await anyio.to_thread.run_sync(cluster.enforcer.start)
     cluster.ready_s = time.monotonic() - cluster.launched
+
+
+def load_rules(lab: LiveLab, pod: str, rules: str) -> None:
+    """Replace the filter table of a pod's device with ``rules`` (iptables-restore input)."""
+    done = lab.exec_sync(pod, ["sh", "-c", 'printf "%s" "$1" | iptables-restore', "load", rules])
+    if not done.ok:
+        raise LabError(f"iptables-restore in {pod} failed: {(done.stderr or done.stdout).strip()}")
 
 
 async def report_running(client: AsyncClient, workload: Workload) -> None:

@@ -12,6 +12,7 @@ import os
 import socket
 from collections.abc import AsyncIterator
 
+import anyio
 import pytest
 
 from netdojo.labs.k8s.pods import pod_lab
@@ -150,6 +151,35 @@ async def test_the_tool_applies_policies_and_returns_the_api_servers_own_errors(
     assert [s.tool for s in steps] == ["kubectl"] * 6
     assert [s.changed_state for s in steps] == [True, False, False, True, False, False]
     assert [s.refused for s in steps] == [False] * 4 + [True, True]
+
+
+async def _answer(lab: LiveLab, source: str, target: PodPlan, port: int) -> str:
+    done = await lab.exec(source, ["nc", "-w", "1", target.ip, str(port)])
+    return done.stdout.strip() or "no answer"
+
+
+async def test_a_policy_is_enforced_in_the_pods_once_applied_and_lifted_once_deleted(
+    kube: LiveLab,
+) -> None:
+    assert kube.cluster is not None and kube.cluster.enforcer is not None
+    enforcer = kube.cluster.enforcer
+    tools = _tools(kube)
+    db, cart, web = WORKLOAD.pod("db"), WORKLOAD.pod("cart"), WORKLOAD.pod("web")
+    assert await anyio.to_thread.run_sync(enforcer.wait_round), "changes of earlier tests settle"
+    assert await _answer(kube, "web", db, 5432) == "db"
+    await _kubectl(tools, "apply -f -", POLICY)
+    assert await anyio.to_thread.run_sync(enforcer.wait_round)
+    assert await _answer(kube, "cart", db, 5432) == "db"
+    assert await _answer(kube, "web", db, 5432) == "no answer"
+    assert await _answer(kube, "probe", db, 5432) == "no answer"
+    assert await _answer(kube, "web", cart, 7070) == "cart", "only db is isolated"
+    done = await kube.exec("db", ["iptables", "-S", "NETDOJO-INGRESS"])
+    assert f"-A NETDOJO-INGRESS -s {cart.ip}/32 -p tcp -m tcp --dport 5432 -j ACCEPT" in done.stdout
+    await _kubectl(tools, "delete networkpolicy db-from-cart -n shop")
+    assert await anyio.to_thread.run_sync(enforcer.wait_round)
+    assert await _answer(kube, "web", db, 5432) == "db"
+    assert not enforcer.errors, enforcer.errors
+    assert web.name in enforcer.applied
 
 
 async def test_the_control_plane_goes_with_its_lab() -> None:
