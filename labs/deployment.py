@@ -10,6 +10,7 @@ by deployment (`netdojo.labs.kathara_backend.Deployment`), never by hash.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -30,6 +31,7 @@ ENDPOINT_SYSCTLS_SINCE = (27, 0)
 """Docker applies per-interface sysctls as the interface joins only from this version on;
 before, they are set when the container is created, when only eth0 exists."""
 REMOVE_WORKERS = 8
+ENDPOINTS_WAIT_S = 10.0
 
 
 def lab_hash(name: str) -> str:
@@ -98,20 +100,31 @@ def objects_of(
 def remove_objects(containers: Iterable[str], networks: Iterable[str]) -> None:
     """Force-remove containers in parallel, then networks in parallel; gone ones are skipped.
 
-    A network another lab still uses (it joined it in a race on the same name) stays.
+    A network can report active endpoints for a moment after its containers are gone (the
+    engine detaches them behind the removal; seen on a loaded machine), so its removal is
+    retried for up to `ENDPOINTS_WAIT_S`. One still in use after that is another lab's too (it
+    joined it in a race on the same name) and stays.
     """
     api = exec_client().api
 
     def remove_container(container: str) -> None:
         api.remove_container(container, v=True, force=True)
 
+    def remove_network(network: str) -> None:
+        deadline = time.monotonic() + ENDPOINTS_WAIT_S
+        while not _quietly(api.remove_network, network, in_use_ok=True):
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.5)
+
     with ThreadPoolExecutor(REMOVE_WORKERS) as pool:
         list(pool.map(lambda cid: _quietly(remove_container, cid), containers))
     with ThreadPoolExecutor(REMOVE_WORKERS) as pool:
-        list(pool.map(lambda nid: _quietly(api.remove_network, nid, in_use_ok=True), networks))
+        list(pool.map(remove_network, networks))
 
 
-def _quietly(remove: Callable[[str], Any], object_id: str, in_use_ok: bool = False) -> None:
+def _quietly(remove: Callable[[str], Any], object_id: str, in_use_ok: bool = False) -> bool:
+    """Remove an object; False when it is still in use (and ``in_use_ok`` allows that)."""
     try:
         remove(object_id)
     except NotFound:
@@ -119,6 +132,8 @@ def _quietly(remove: Callable[[str], Any], object_id: str, in_use_ok: bool = Fal
     except APIError as exc:
         if not (in_use_ok and "active endpoints" in str(exc.explanation)):
             raise
+        return False
+    return True
 
 
 def explain(exc: BaseException) -> str:
