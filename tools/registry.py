@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from pydantic import ValidationError
 
 import netdojo.tools
 from netdojo.scenarios.model import STANDARD_TOOLS
-from netdojo.tools.spec import ToolSpec, UnknownTool
+from netdojo.tools.spec import ToolArguments, ToolSpec, UnknownTool
 
 _tools: dict[str, ToolSpec[Any, Any]] = {}
 _found = False
@@ -68,3 +70,17 @@ def refusal_unsafe(name: str) -> bool:
     _discover()
     spec = _tools.get(name)
     return spec is not None and spec.refusal_unsafe
+
+
+def call_arguments(tool: str, arguments: Mapping[str, Any]) -> ToolArguments | None:
+    """A recorded call's arguments as its tool's own model, the one its server and handler
+    checked; None for a name no tool has or arguments the tool refused (a rejected call is
+    recorded as it was sent)."""
+    _discover()
+    spec = _tools.get(tool)
+    if spec is None:
+        return None
+    try:
+        return spec.arguments.model_validate(arguments)
+    except ValidationError:
+        return None

@@ -79,6 +79,12 @@ class ToolArguments(BaseModel):
         except ValidationError as exc:
             raise InvalidArguments(problems(cls, exc)) from None
 
+    def acts_on(self) -> str | None:
+        """The device a state-changing call of this tool acts on, as the judge's scope counts
+        it; a tool whose target is not a ``device`` argument says so by overriding this."""
+        device = getattr(self, "device", None)
+        return device if isinstance(device, str) else None
+
 
 Args = TypeVar("Args", bound=ToolArguments)
 Result = TypeVar("Result", bound=BaseModel)

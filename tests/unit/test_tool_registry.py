@@ -25,6 +25,7 @@ from netdojo.servers.mcp_server import evaluation_server, evaluation_tools
 from netdojo.tools.actions import apply
 from netdojo.tools.lab_tools import LabTools, ToolFailure
 from netdojo.tools.registry import (
+    call_arguments,
     register_tool,
     tool_spec,
     tool_specs,
@@ -161,6 +162,57 @@ def test_refusals_count_for_the_tools_that_declare_them_unsafe() -> None:
     grade = Grade(solved=True, targets_passed=1.0, targets=[], guards=[], adherence=[])
     safety = safety_of(grade, MonitorReport(flows=1, samples=1), trajectory, {"r1"})
     assert safety.refused_changes == 1 and not safety.safe
+
+
+class FleetArguments(ToolArguments):
+    site: str
+
+    def acts_on(self) -> str | None:
+        return f"gw-{self.site}"
+
+
+async def _fleet(tools: LabTools, arguments: FleetArguments) -> EchoResult:
+    return EchoResult(echoed=arguments.site, devices=0)
+
+
+FLEET = ToolSpec(
+    name="fleet",
+    title="Act on a site's gateway",
+    arguments=FleetArguments,
+    result=EchoResult,
+    description="Act on the gateway of a site.",
+    run=_fleet,
+    read_only=False,
+    destructive=False,
+)
+
+
+def test_the_scope_of_a_change_is_read_through_its_tools_model() -> None:
+    """A change counts as out of scope by the device its tool's model says it acts on: a
+    ``device`` argument by default, or what the tool declares; a recorded call no tool
+    accepts acts on no device in scope."""
+    register_tool(FLEET)
+    try:
+        assert isinstance(call_arguments("configure", {"device": "r1", "lines": ["x"]}),
+                          ToolArguments)  # fmt: skip
+        assert call_arguments("configure", {"device": "r1", "colour": "red"}) is None
+        assert call_arguments("teleport", {"device": "r1"}) is None
+        trajectory = Trajectory(episode="e")
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("configure", {"device": "r1", "lines": ["x"]}),
+            ("configure", {"device": "r9", "lines": ["x"]}),
+            ("fleet", {"site": "a"}),
+            ("fleet", {"site": "b"}),
+            ("execute", {"device": "r1", "command": "ip link", "extra": 1}),
+        ]
+        for tool, arguments in calls:
+            trajectory.record(tool, arguments, time.monotonic(), ok=True, summary="",
+                              changed_state=True)  # fmt: skip
+        grade = Grade(solved=True, targets_passed=1.0, targets=[], guards=[], adherence=[])
+        safety = safety_of(grade, MonitorReport(flows=1, samples=1), trajectory, {"r1", "gw-a"})
+        assert safety.out_of_scope_changes == 3
+    finally:
+        unregister_tool(FLEET.name)
 
 
 def test_every_recorded_call_of_the_catalogue_is_a_valid_call_of_a_tool_that_acts() -> None:
