@@ -15,17 +15,14 @@ hour. Results go to ``benchmarks/out/episode_overhead-<time>.json``.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import anyio
 from rich.console import Console
-from rich.table import Table
 
+from _output import Column, rows_table, save
 from netdojo.clients.agents import noop
 from netdojo.clients.catalogue import policy_factory
 from netdojo.clients.inprocess import in_process
@@ -99,15 +96,24 @@ async def run(seeds: list[int]) -> dict[str, Any]:
     return {"overhead": rows, "throughput": rates}
 
 
+def _ratio(ratio: float) -> str:
+    mark = "[green]" if ratio <= TARGET_RATIO else "[red]"
+    return f"{mark}{ratio:.2f}"
+
+
+COLUMNS = (
+    Column("family", "family"),
+    Column("seed", "seed"),
+    Column("bare s", "bare_s", "{:.1f}".format),
+    Column("episode s", "episode_s", "{:.1f}".format),
+    Column("ratio", "ratio", _ratio),
+    Column("outcome", "outcome"),
+)
+
+
 def report(results: dict[str, Any]) -> None:
     title = f"episode overhead outside the agent; target ≤ {TARGET_RATIO}x bare"
-    table = Table("family", "seed", "bare s", "episode s", "ratio", "outcome", title=title)
-    for row in results["overhead"]:
-        mark = "[green]" if row["ratio"] <= TARGET_RATIO else "[red]"
-        ratio = f"{mark}{row['ratio']:.2f}"
-        bare, episode = f"{row['bare_s']:.1f}", f"{row['episode_s']:.1f}"
-        table.add_row(row["family"], str(row["seed"]), bare, episode, ratio, row["outcome"])
-    console.print(table)
+    console.print(rows_table(title, COLUMNS, results["overhead"]))
     median = statistics.median(r["ratio"] for r in results["overhead"])
     console.print(f"median ratio episode/bare: {median:.2f}")
     for rate in results["throughput"]:
@@ -125,11 +131,7 @@ def main() -> None:
     seeds = [int(s) for s in args.seeds.split(",")]
     results = anyio.run(run, seeds)
     report(results)
-    out = Path(__file__).parent / "out"
-    out.mkdir(exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    path = out / f"episode_overhead-{stamp}.json"
-    path.write_text(json.dumps(results, indent=1))
+    path = save("episode_overhead", results)
     console.print(f"results: {path}")
 
 

@@ -14,17 +14,14 @@ Results go to ``benchmarks/out/llm_smoke-<time>.json``. It deploys labs: not run
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import anyio
 from rich.console import Console
-from rich.table import Table
 
+from _output import Column, rows_table, save
 from netdojo.clients.inprocess import in_process
 from netdojo.clients.llm import LLMAgent
 from netdojo.clients.llm_endpoint import LLMConfig, preflight
@@ -107,29 +104,24 @@ def episode_row(
     }
 
 
+COLUMNS = (
+    Column("family", "family"),
+    Column("level", "level"),
+    Column("seed", "seed"),
+    Column("outcome", "outcome"),
+    Column("turns", "turns"),
+    Column("tokens in", "tokens_in"),
+    Column("tokens out", "tokens_out"),
+    Column("rejected", "rejected"),
+    Column("text-form turns", "text_calls"),
+    Column("agent s", "agent_s", "{:.1f}".format),
+    Column("episode s", "episode_s", "{:.1f}".format),
+)
+
+
 def report(rows: list[dict[str, Any]]) -> None:
-    table = Table(
-        "family",
-        "level",
-        "seed",
-        "outcome",
-        "turns",
-        "tokens in",
-        "tokens out",
-        "rejected",
-        "text-form turns",
-        "agent s",
-        "episode s",
-        title="llm agent, one row per episode",
-    )
-    for row in sorted(rows, key=lambda r: (r["family"], r["seed"])):
-        table.add_row(
-            *(str(row[key]) for key in ("family", "level", "seed", "outcome", "turns")),
-            *(str(row[key]) for key in ("tokens_in", "tokens_out", "rejected", "text_calls")),
-            f"{row['agent_s']:.1f}",
-            f"{row['episode_s']:.1f}",
-        )
-    console.print(table)
+    ordered = sorted(rows, key=lambda r: (r["family"], r["seed"]))
+    console.print(rows_table("llm agent, one row per episode", COLUMNS, ordered))
     for row in rows:
         if row["error"]:
             console.print(f"[red]{row['family']} seed {row['seed']}: {row['error']}")
@@ -156,11 +148,7 @@ def main() -> None:
         console.print(f"[red]{exc}")
         sys.exit(1)
     report(rows)
-    out = Path(__file__).parent / "out"
-    out.mkdir(exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    path = out / f"llm_smoke-{stamp}.json"
-    path.write_text(json.dumps(rows, indent=1))
+    path = save("llm_smoke", rows)
     console.print(f"results: {path}")
 
 

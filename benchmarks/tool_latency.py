@@ -16,11 +16,8 @@ the JSON form; the floor runs the text form alone, so the ratio includes that. R
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -30,6 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 from rich.console import Console
 from rich.table import Table
 
+from _output import save
 from netdojo import __version__
 from netdojo.labs.runtime import deploy_lab
 from netdojo.labs.samples import ospf_converged, ospf_ring
@@ -127,12 +125,8 @@ def main() -> None:
     args = parser.parse_args()
     results = anyio.run(run, args.routers, args.calls)
     report(results)
-    out = Path(__file__).parent / "out"
-    out.mkdir(exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    path = out / f"tool_latency-{stamp}.json"
     meta = {"netdojo": __version__, "routers": args.routers, "calls": args.calls}
-    path.write_text(json.dumps({"meta": meta, "results": results}, indent=1))
+    path = save("tool_latency", {"meta": meta, "results": results})
     console.print(f"results: {path}")
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from netdojo.reports.compare import RunComparison, compare_runs
 from netdojo.reports.markdown import summary_markdown
 from netdojo.reports.redact import environment_secrets, scrub_text
-from netdojo.reports.report import render_report
+from netdojo.reports.report_page import render_report
 from netdojo.reports.runs import Run, load_run
 
 REPORT = "report.html"

@@ -44,6 +44,17 @@ class Series:
     summary: Summary
 
 
+def series_of(runs: Sequence[Run]) -> list[Series]:
+    """Each run labelled by its agent; repeated agents are numbered."""
+    seen: dict[str, int] = {}
+    series = []
+    for run in runs:
+        seen[run.agent] = seen.get(run.agent, 0) + 1
+        label = run.agent if seen[run.agent] == 1 else f"{run.agent} #{seen[run.agent]}"
+        series.append(Series(label=label, run=run, summary=run.summary))
+    return series
+
+
 @dataclass(frozen=True)
 class Plot:
     """One figure: an id for anchors, a caption, and the SVG document."""

@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator
 from netdojo.reports.compare import compare_runs
 from netdojo.reports.export import atif, export_lines, sft
 from netdojo.reports.markdown import summary_markdown
-from netdojo.reports.report import render_report
+from netdojo.reports.report_page import render_report
 from netdojo.reports.runs import Run
 
 from .episodes import record, run, trajectory
