@@ -342,7 +342,9 @@ async def start_lab(spec: LabSpec, name: str | None = None, persistent: bool = F
     started = time.monotonic()
     try:
         if spec.kubernetes is not None:
-            live.cluster = _launch_cluster(name, spec, persistent)
+            from netdojo.labs.k8s.cluster import launch_cluster
+
+            live.cluster = launch_cluster(name, spec.kubernetes, persistent)
         await anyio.to_thread.run_sync(_preflight, spec, name)
         listeners = open_listeners(spec)
         klab = await anyio.to_thread.run_sync(to_kathara, spec, name)
@@ -376,19 +378,6 @@ async def start_lab(spec: LabSpec, name: str | None = None, persistent: bool = F
             raise LabError(f"lab {name} could not be deployed: {explain(exc)}") from exc
         raise
     return live
-
-
-def _launch_cluster(name: str, spec: LabSpec, persistent: bool) -> Cluster:
-    """The control plane of a lab with a workload, launched from the event loop's thread."""
-    from netdojo.labs.k8s.cluster import launch_cluster
-
-    assert spec.kubernetes is not None
-    if persistent:
-        raise LabError(
-            f"lab {name}: a Kubernetes lab cannot outlive this process; its control plane "
-            "ends with the process that started it"
-        )
-    return launch_cluster(name, spec.kubernetes)
 
 
 async def _deploy(kathara: Any, klab: Any, deployment: Deployment) -> None:

@@ -58,9 +58,16 @@ class Cluster:
             shutil.rmtree(self.plane.config.workdir, ignore_errors=True)
 
 
-def launch_cluster(lab_name: str, workload: Workload) -> Cluster:
+def launch_cluster(lab_name: str, workload: Workload, persistent: bool = False) -> Cluster:
     """Start the control plane's processes, without waiting for them, so they come up while
-    the lab deploys."""
+    the lab deploys; from the event loop's thread, since they end with the thread that
+    started them. A persistent lab is refused: its control plane could not outlive this
+    process."""
+    if persistent:
+        raise LabError(
+            f"lab {lab_name}: a Kubernetes lab cannot outlive this process; its control plane "
+            "ends with the process that started it"
+        )
     workdir = sub_dir("k8s") / f"{lab_name}-{time.time_ns()}"
     return Cluster(plane=launch(workdir), workload=workload, launched=time.monotonic())
 
