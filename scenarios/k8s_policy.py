@@ -1,37 +1,25 @@
-"""The least-privilege NetworkPolicy of an application, and the allow/deny matrix of any policy
-set over it.
+"""The least-privilege NetworkPolicy of an application.
 
 `intended_policies` writes manifests (plain dicts, as ``kubectl apply`` takes them) that allow
 exactly the application's calls between pods and nothing else on the ports the pods declare.
 Their structure follows a `PolicyStyle` drawn per seed: a policy per service, per group of
 services called alike, or per port; default-deny per namespace or per pod; ``matchLabels`` or
 ``matchExpressions``; named or numbered ports; egress isolation in some namespaces.
-
-`app_matrix` evaluates a policy set with the NetworkPolicy compiler over the workload's objects
-as the API server holds them (pods with their status IPs); `call_matrix` is the matrix the call
-graph asks for.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
-from netdojo.labs.k8s.netpol.cluster import Cluster, parse_cluster
-from netdojo.labs.k8s.netpol.compiler import compile_cluster
-from netdojo.labs.k8s.netpol.evaluate import Flow, matrix
-from netdojo.labs.k8s.netpol.policy import NetworkPolicy
-from netdojo.labs.k8s.objects import NAME_LABEL, ManifestError
-from netdojo.labs.k8s.workload import pod_status
+from netdojo.labs.k8s.objects import NAME_LABEL
 from netdojo.scenarios.k8s_app import App
 
 Structure = Literal["service", "grouped", "port"]
 Direction = Literal["Ingress", "Egress"]
-STARTED = "2024-01-01T00:00:00Z"
-"""The start time written in every pod's status (the matrix does not depend on it)."""
 API_VERSION = "networking.k8s.io/v1"
 INGRESS_NAMES = ("allow-{}", "{}-ingress", "{}-netpol", "{}-allow", "ingress-{}")
 EGRESS_NAMES = ("{}-egress", "egress-{}", "allow-{}-egress", "{}-egress-allow", "egress-{}")
@@ -327,49 +315,3 @@ def intended_policies(app: App, style: PolicyStyle) -> list[dict[str, Any]]:
         if manifest["metadata"]["namespace"] == namespace
     ]
     return _unique_names(ordered)
-
-
-def cluster_manifests(app: App) -> list[dict[str, Any]]:
-    """The workload's objects as the API server holds them once every pod runs."""
-    manifests = app.workload.manifests()
-    for manifest in manifests:
-        if manifest["kind"] == "Pod":
-            pod = app.workload.pod(manifest["metadata"]["name"])
-            manifest["status"] = pod_status(pod, STARTED)["status"]
-    return manifests
-
-
-class PolicyMatrix:
-    """The matrices of policy sets over one application, whose objects are parsed once."""
-
-    def __init__(self, app: App) -> None:
-        objects = parse_cluster(cluster_manifests(app))
-        self._namespaces = objects.namespaces
-        self._pods = objects.pods
-
-    def __call__(self, policies: Sequence[Mapping[str, Any]]) -> dict[Flow, bool]:
-        try:
-            parsed = tuple(NetworkPolicy.model_validate(manifest) for manifest in policies)
-            cluster = Cluster(namespaces=self._namespaces, pods=self._pods, policies=parsed)
-        except ValidationError as error:
-            raise ManifestError(str(error)) from error
-        return matrix(compile_cluster(cluster))
-
-
-def app_matrix(app: App, policies: Sequence[Mapping[str, Any]]) -> dict[Flow, bool]:
-    """Every (source pod, destination pod, protocol, declared port): allowed or not."""
-    return PolicyMatrix(app)(policies)
-
-
-def call_matrix(app: App) -> dict[Flow, bool]:
-    """The matrix of the call graph: each call allowed, every other pod pair and port denied."""
-    calls = {(app.key(c.src), app.key(c.dst), c.protocol, c.port) for c in app.calls}
-    pods = app.workload.pods
-    return {
-        flow: tuple(flow) in calls
-        for src in pods
-        for dst in pods
-        if src.name != dst.name
-        for port in dict.fromkeys((p.protocol, p.port) for p in dst.ports)
-        for flow in (Flow(app.key(src.name), app.key(dst.name), port[0], port[1]),)
-    }
