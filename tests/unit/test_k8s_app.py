@@ -19,21 +19,21 @@ from pathlib import Path
 import pytest
 
 from netdojo.labs.names import NAME_PATTERN
-from netdojo.scenarios.k8s_app import LEVEL_SIZES, App, generate_app
-from netdojo.scenarios.k8s_matrix import PolicyMatrix, call_matrix
-from netdojo.scenarios.k8s_policy import (
+from netdojo.scenarios.k8s.app import LEVEL_SIZES, App, generate_app
+from netdojo.scenarios.k8s.matrix import PolicyMatrix, call_matrix
+from netdojo.scenarios.k8s.policy import (
     PolicyStyle,
     draw_style,
     intended_policies,
 )
-from netdojo.scenarios.k8s_policy_faults import (
+from netdojo.scenarios.k8s.policy_faults import (
     POLICY_FAULTS,
     FaultKind,
     PolicyFault,
     PolicyFaults,
     apply_change,
 )
-from netdojo.scenarios.k8s_shapes import APP_SHAPES, AppShape
+from netdojo.scenarios.k8s.shapes import APP_SHAPES, AppShape
 
 SEEDS = range(200)
 DNS_LABEL = re.compile(r"^[a-z]([a-z0-9-]*[a-z0-9])?$")

@@ -1,6 +1,6 @@
 """The shapes of a microservice application before it is named and placed: its services (each
 a role in a tier, with the ports it listens on) and its call graph (who calls whom, on which
-port). `netdojo.scenarios.k8s_app` turns a blueprint into pods, labels and namespaces.
+port). `netdojo.scenarios.k8s.app` turns a blueprint into pods, labels and namespaces.
 
 Three shapes: Online Boutique's (its real services and call graph, ports drawn per seed), a
 three-tier web/api/database application with a cache and a queue, and a random layered DAG.

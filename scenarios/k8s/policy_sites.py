@@ -21,8 +21,8 @@ from netdojo.labs.k8s.netpol.ir import ClusterRules
 from netdojo.labs.k8s.objects import NAME_LABEL, Protocol
 from netdojo.labs.k8s.selectors import LabelSelector
 from netdojo.labs.k8s.workload import PodPlan
-from netdojo.scenarios.k8s_app import App
-from netdojo.scenarios.k8s_policy import policy
+from netdojo.scenarios.k8s.app import App
+from netdojo.scenarios.k8s.policy import policy
 
 Path = tuple[str | int, ...]
 """Keys and indices from a policy manifest down to one of its parts."""

@@ -1,7 +1,7 @@
 """Faults of an application's NetworkPolicy, as changes to its policy set.
 
-A fault is drawn at a seeded place among those its kind offers (`k8s_policy_mutations`, over
-the `k8s_policy_sites` of the set), and kept only if it changes the allow/deny matrix; otherwise
+A fault is drawn at a seeded place among those its kind offers (`k8s.policy_mutations`, over
+the `k8s.policy_sites` of the set), and kept only if it changes the allow/deny matrix; otherwise
 another place is tried, and `None` means the policy set offers the kind no place. A fault
 carries the set with the fault, what ``kubectl`` applies or deletes to inject it and to fix it,
 and every flow whose verdict changed.
@@ -17,10 +17,10 @@ from pydantic import BaseModel, ConfigDict
 
 from netdojo.labs.k8s.netpol.evaluate import Flow
 from netdojo.labs.k8s.objects import Protocol
-from netdojo.scenarios.k8s_app import App
-from netdojo.scenarios.k8s_matrix import PolicyMatrix
-from netdojo.scenarios.k8s_policy_mutations import POLICY_FAULTS, FaultKind, candidates
-from netdojo.scenarios.k8s_policy_sites import Mutation, PolicyChange, PolicyRef, Sites
+from netdojo.scenarios.k8s.app import App
+from netdojo.scenarios.k8s.matrix import PolicyMatrix
+from netdojo.scenarios.k8s.policy_mutations import POLICY_FAULTS, FaultKind, candidates
+from netdojo.scenarios.k8s.policy_sites import Mutation, PolicyChange, PolicyRef, Sites
 
 __all__ = [
     "POLICY_FAULTS",

@@ -1,5 +1,5 @@
 """The places each policy fault can take in a policy set, as candidate mutations
-(`k8s_policy_sites`). `k8s_policy_faults` keeps the first, in a seeded order, that changes the
+(`k8s.policy_sites`). `k8s.policy_faults` keeps the first, in a seeded order, that changes the
 matrix.
 """
 
@@ -14,7 +14,7 @@ from typing import Any, Literal
 from netdojo.labs.k8s.netpol.evaluate import Flow
 from netdojo.labs.k8s.objects import NAME_LABEL
 from netdojo.labs.k8s.workload import PodPlan
-from netdojo.scenarios.k8s_policy_sites import (
+from netdojo.scenarios.k8s.policy_sites import (
     Mutation,
     Path,
     Sites,

@@ -19,7 +19,7 @@ from netdojo.labs.k8s.netpol.ir import ClusterRules
 from netdojo.labs.k8s.netpol.policy import NetworkPolicy
 from netdojo.labs.k8s.objects import ManifestError
 from netdojo.labs.k8s.workload import pod_status
-from netdojo.scenarios.k8s_app import App
+from netdojo.scenarios.k8s.app import App
 
 STARTED = "2024-01-01T00:00:00Z"
 """The start time written in every pod's status (no verdict depends on it)."""

@@ -1,6 +1,6 @@
 """A seeded microservice application on Kubernetes: its pods (names, ports, labels, addresses),
 namespaces and services as a `Workload`, and its call graph, which the intended policy
-(`netdojo.scenarios.k8s_policy`) allows and nothing else.
+(`netdojo.scenarios.k8s.policy`) allows and nothing else.
 
 `generate_app` draws everything from the generator it is given, iterating only over ordered
 data, so one seed gives the same application in any process.
@@ -20,7 +20,7 @@ from netdojo.labs.k8s.workload import (
     ServicePort,
     Workload,
 )
-from netdojo.scenarios.k8s_shapes import (
+from netdojo.scenarios.k8s.shapes import (
     APP_SHAPES,
     MAIN,
     AppShape,

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from netdojo.labs.k8s.objects import NAME_LABEL
-from netdojo.scenarios.k8s_app import App
+from netdojo.scenarios.k8s.app import App
 
 Structure = Literal["service", "grouped", "port"]
 Direction = Literal["Ingress", "Egress"]
