@@ -39,6 +39,7 @@ from netdojo.scenarios.hidden_tests import (
     PingTest,
     RouteTest,
     TcpTest,
+    UdpTest,
     kind_of,
 )
 from netdojo.scenarios.model import PublicHalf
@@ -207,6 +208,34 @@ async def _tcp(ctx: CheckContext, test: TcpTest) -> Observed:
     else:
         state = f"closed or filtered after {done.duration_s:.1f}s"
     return reached, f"{test.device} -> {target}:{port} {state}"
+
+
+@checker(UdpTest)
+async def _udp(ctx: CheckContext, test: UdpTest) -> Observed:
+    target, port = test.params.target, test.params.port
+    argv = ["sh", "-c", f"echo probe | nc -u -w 1 {target} {port}"]
+
+    async def send() -> ExecResult:
+        return await ctx.lab.exec(test.device, argv)
+
+    if ctx.owners is None:
+        done = ran(await send(), "nc -u")
+        answered = bool(done.stdout.strip())
+        return answered, f"{test.device} -> {target}:{port}/udp {_udp_state(answered)}"
+    done, owner, delivered = await _witnessed(ctx, target, send, "Udp.InDatagrams")
+    ran(done, "nc -u")
+    answered = bool(done.stdout.strip())
+    if answered and delivered > 0:
+        state = f"answered, delivered to a socket on {owner}"
+    elif answered:
+        state = f"answered, but {owner} delivered no datagram"
+    else:
+        state = _udp_state(False)
+    return answered and delivered > 0, f"{test.device} -> {target}:{port}/udp {state}"
+
+
+def _udp_state(answered: bool) -> str:
+    return "answered" if answered else "no answer within 1s (closed or filtered)"
 
 
 async def _selected(

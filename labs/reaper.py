@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from netdojo.labs.deployment import remove_objects
+from netdojo.labs.k8s.folders import remove_orphan_clusters
 from netdojo.labs.kathara_backend import (
     DEPLOY_LABEL,
     LAB_LABEL,
@@ -48,17 +49,19 @@ class ReapReport(BaseModel):
     networks: int = 0
     bridges: list[str] = []
     rules: int = 0
+    clusters: int = 0
 
     def line(self) -> str:
+        clusters = f", {self.clusters} orphan cluster folder(s)" if self.clusters else ""
         return (
             f"reaped {len(self.labs)} lab(s) ({self.containers} containers, "
             f"{self.networks} networks), {len(self.bridges)} orphan bridge(s), "
-            f"{self.rules} orphan rule(s)"
+            f"{self.rules} orphan rule(s){clusters}"
         )
 
     @property
     def empty(self) -> bool:
-        return not (self.labs or self.bridges or self.rules)
+        return not (self.labs or self.bridges or self.rules or self.clusters)
 
 
 def netdojo_labs() -> list[LabInfo]:
@@ -116,6 +119,7 @@ def reap() -> ReapReport:
         report.containers += len(info.devices)
         report.networks += info.networks
     report.bridges, report.rules = _orphan_bridges()
+    report.clusters = remove_orphan_clusters()
     return report
 
 

@@ -204,6 +204,14 @@ class TcpTest(HiddenTestBase):
     params: TcpParams
 
 
+class UdpTest(HiddenTestBase):
+    """``device`` sends a datagram to ``target``:``port`` and gets an answer, and the device the
+    plan gives that address delivered the datagram to a listening socket."""
+
+    kind: Literal["udp"] = "udp"
+    params: TcpParams
+
+
 class BgpRouteParams(_Params):
     prefix: Prefix
     not_from: Address = Field(description="the peer no BGP path for the prefix may come from")
@@ -242,7 +250,8 @@ HiddenTest = Annotated[
     | BgpSessionTest
     | TcpTest
     | BgpRouteTest
-    | PathTest,
+    | PathTest
+    | UdpTest,
     Field(discriminator="kind"),
 ]
 """Any hidden test, told apart by its ``kind``."""

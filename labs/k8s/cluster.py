@@ -25,8 +25,8 @@ from lightkube.types import PatchType
 from netdojo.labs.errors import LabError
 from netdojo.labs.k8s.control_plane import ControlPlane, await_ready, launch
 from netdojo.labs.k8s.enforcer import Enforcer
+from netdojo.labs.k8s.folders import cluster_folder
 from netdojo.labs.k8s.workload import PodPlan, Workload, pod_status
-from netdojo.labs.paths import sub_dir
 
 if TYPE_CHECKING:
     from netdojo.labs.runtime import LiveLab
@@ -68,7 +68,7 @@ def launch_cluster(lab_name: str, workload: Workload, persistent: bool = False) 
             f"lab {lab_name}: a Kubernetes lab cannot outlive this process; its control plane "
             "ends with the process that started it"
         )
-    workdir = sub_dir("k8s") / f"{lab_name}-{time.time_ns()}"
+    workdir = cluster_folder(lab_name)
     return Cluster(plane=launch(workdir), workload=workload, launched=time.monotonic())
 
 

@@ -72,11 +72,10 @@ class PodStatus(_Lenient):
     pod_ip: IPv4Address | IPv6Address | None = Field(default=None, alias="podIP")
 
 
-class Pod(_Lenient):
-    kind: Literal["Pod"] = "Pod"
+class Namespaced(_Lenient):
+    """An object that lives in a namespace (``default`` when the manifest names none)."""
+
     metadata: ObjectMeta
-    spec: PodSpec = PodSpec()
-    status: PodStatus = PodStatus()
 
     @property
     def name(self) -> str:
@@ -88,8 +87,14 @@ class Pod(_Lenient):
 
     @property
     def key(self) -> str:
-        """``namespace/name``: how a pod is named across the cluster."""
+        """``namespace/name``: how the object is named across the cluster."""
         return f"{self.namespace}/{self.name}"
+
+
+class Pod(Namespaced):
+    kind: Literal["Pod"] = "Pod"
+    spec: PodSpec = PodSpec()
+    status: PodStatus = PodStatus()
 
     @property
     def labels(self) -> dict[str, str]:

@@ -15,9 +15,11 @@ from collections.abc import AsyncIterator
 import anyio
 import pytest
 
+from netdojo.judges.checks import CheckContext, run_test
 from netdojo.labs.k8s.pods import pod_lab
 from netdojo.labs.k8s.workload import ContainerPort, PodPlan, ServicePlan, ServicePort, Workload
 from netdojo.labs.runtime import LiveLab, start_lab, stop_lab
+from netdojo.scenarios.hidden_tests import TcpParams, TcpTest, UdpTest
 from netdojo.tools.kubectl import KUBECTL, KubectlArguments
 from netdojo.tools.lab_tools import LabTools, ToolFailure
 from netdojo.tools.trajectory import Trajectory
@@ -180,6 +182,34 @@ async def test_a_policy_is_enforced_in_the_pods_once_applied_and_lifted_once_del
     assert await _answer(kube, "web", db, 5432) == "db"
     assert not enforcer.errors, enforcer.errors
     assert web.name in enforcer.applied
+
+
+def _udp(source: str, target: PodPlan, port: int) -> UdpTest:
+    return UdpTest(
+        id=f"udp:{source}-{target.name}:{port}",
+        description="a datagram is answered",
+        device=source,
+        params=TcpParams(target=target.ip, port=port),
+    )
+
+
+async def test_udp_and_tcp_tests_are_witnessed_at_the_pod_the_plan_names(kube: LiveLab) -> None:
+    owners = {pod.ip: pod.name for pod in WORKLOAD.pods}
+    ctx = CheckContext(kube, owners)
+    cart, db = WORKLOAD.pod("cart"), WORKLOAD.pod("db")
+    answered = await run_test(ctx, _udp("probe", cart, 7070))
+    assert answered.passed, answered.evidence
+    assert "delivered to a socket on cart" in answered.evidence
+    silent = await run_test(ctx, _udp("probe", db, 5432))
+    assert not silent.passed and "no answer" in silent.evidence
+    tcp = TcpTest(
+        id="t", description="d", device="probe", params=TcpParams(target=db.ip, port=5432)
+    )
+    assert (await run_test(ctx, tcp)).passed
+    elsewhere = CheckContext(kube, {**owners, cart.ip: "web"})
+    misplaced = await run_test(elsewhere, _udp("probe", cart, 7070))
+    assert not misplaced.passed
+    assert "web delivered no datagram" in misplaced.evidence
 
 
 async def test_the_control_plane_goes_with_its_lab() -> None:

@@ -36,6 +36,7 @@ VALID: dict[str, dict[str, Any]] = {
     "address": {"interface": "eth0", "address": "10.0.0.1/30", "expect": True},
     "bgp_session": {"peer": "10.0.0.2", "expect": True},
     "tcp": {"target": "192.168.1.10", "port": 8080, "expect": False},
+    "udp": {"target": "10.244.0.12", "port": 53, "expect": True},
     "bgp_route": {"prefix": "192.168.2.0/24", "not_from": "10.0.0.6", "expect": True},
     "path": {
         "target": "192.168.2.10",
@@ -66,6 +67,7 @@ WRONG: dict[str, list[dict[str, Any]]] = {
         {"target": "192.168.1.10", "port": 0},
         {"target": "192.168.1.10"},
     ],
+    "udp": [{"target": "dns", "port": 53}, {"target": "10.244.0.12", "port": 70000}],
     "bgp_route": [{"prefix": "192.168.2.0/24"}, {"prefix": "192.168.2.0/24", "not_from": "r3"}],
     "path": [
         {"target": "192.168.2.10", "routers": [], "owners": {}},

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
-from netdojo.labs.k8s.objects import ObjectMeta, Protocol
+from netdojo.labs.k8s.objects import Namespaced, Protocol
 from netdojo.labs.k8s.selectors import LabelSelector
 
 PolicyType = Literal["Ingress", "Egress"]
@@ -152,24 +152,9 @@ class NetworkPolicySpec(_Spec):
         return {} if value is None else value
 
 
-class NetworkPolicy(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
-
+class NetworkPolicy(Namespaced):
     kind: Literal["NetworkPolicy"] = "NetworkPolicy"
-    metadata: ObjectMeta
     spec: NetworkPolicySpec = NetworkPolicySpec()
-
-    @property
-    def name(self) -> str:
-        return self.metadata.name
-
-    @property
-    def namespace(self) -> str:
-        return self.metadata.namespace or "default"
-
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
 
     @property
     def policy_types(self) -> frozenset[PolicyType]:
