@@ -11,7 +11,7 @@ import pytest
 from docker.errors import APIError
 from Kathara.exceptions import MachineAlreadyExistsError
 
-from netdojo.labs.deployment import explain, sysctl_problems
+from netdojo.labs.deployment import explain, removal_rounds, sysctl_problems
 from netdojo.labs.errors import LabError, LabSpecError
 from netdojo.labs.kathara_backend import (
     DEPLOY_LABEL,
@@ -229,3 +229,23 @@ def test_failures_are_told_in_one_line_naming_the_cause() -> None:
     )
     grouped = ExceptionGroup("many", [ValueError("first"), ValueError("second")])
     assert explain(grouped) == "first (ValueError)"
+
+
+def test_no_two_containers_of_one_network_are_removed_at_once() -> None:
+    ring = {
+        "r1": {"a", "c", "h1"},
+        "r2": {"a", "b", "h2"},
+        "r3": {"b", "c"},
+        "h1": {"h1"},
+        "h2": {"h2"},
+        "gone": set(),
+    }
+    rounds = removal_rounds(ring)
+    assert sorted(c for batch in rounds for c in batch) == sorted(ring)
+    for batch in rounds:
+        for i, first in enumerate(batch):
+            assert all(not ring[first] & ring[other] for other in batch[i + 1 :]), batch
+    assert len(rounds) == 3
+    pods = {f"pod{i}": {"pods"} for i in range(5)}
+    assert [len(batch) for batch in removal_rounds(pods)] == [1] * 5
+    assert removal_rounds({}) == []
