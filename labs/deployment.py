@@ -132,12 +132,11 @@ def networks_of(containers: list[str]) -> dict[str, set[str]]:
     if not containers:
         return found
     listed = exec_client().api.containers(all=True, filters={"id": containers})
-    for entry in listed:
-        attached = ((entry.get("NetworkSettings") or {}).get("Networks")) or {}
-        nets = {str(net.get("NetworkID") or name) for name, net in attached.items()}
-        for container in containers:
-            if entry["Id"].startswith(container) or container.startswith(entry["Id"]):
-                found[container] = nets
+    for container in containers:  # an id given may be short; the engine lists the full one
+        for entry in listed:
+            if entry["Id"].startswith(container):
+                attached = (entry.get("NetworkSettings") or {}).get("Networks") or {}
+                found[container] = {str(n.get("NetworkID") or k) for k, n in attached.items()}
     return found
 
 
