@@ -50,6 +50,8 @@ Address = Annotated[str, AfterValidator(_address)]
 Prefix = Annotated[str, AfterValidator(_prefix)]
 InterfaceAddress = Annotated[str, AfterValidator(_interface_address)]
 Name = Annotated[str, Field(min_length=1)]
+CLUSTER = "kubernetes"
+"""The ``device`` of a test that reads the lab's Kubernetes API server."""
 
 
 class _Params(BaseModel):
@@ -239,6 +241,36 @@ class PathTest(HiddenTestBase):
     params: PathParams
 
 
+class PolicyMatrixParams(_Params):
+    allowed: list[str] = Field(
+        description="every flow to allow, as `namespace/pod>namespace/pod:port/PROTOCOL`"
+    )
+    expect: bool = True
+
+
+class PolicyMatrixTest(HiddenTestBase):
+    """The NetworkPolicies the lab's API server holds allow, among the pods as it holds them
+    and the ports they declare, exactly the flows ``allowed`` (netdojo's NetworkPolicy
+    compiler decides, proven against an independent analyser). ``device``: `CLUSTER`."""
+
+    kind: Literal["policy_matrix"] = "policy_matrix"
+    params: PolicyMatrixParams
+
+
+class PolicyParams(_Params):
+    namespace: Name
+    name: Name
+    expect: bool = True
+
+
+class PolicyTest(HiddenTestBase):
+    """The lab's API server holds the NetworkPolicy ``namespace``/``name``.
+    ``device``: `CLUSTER`."""
+
+    kind: Literal["policy"] = "policy"
+    params: PolicyParams
+
+
 HiddenTest = Annotated[
     PingTest
     | RouteTest
@@ -251,7 +283,9 @@ HiddenTest = Annotated[
     | TcpTest
     | BgpRouteTest
     | PathTest
-    | UdpTest,
+    | UdpTest
+    | PolicyMatrixTest
+    | PolicyTest,
     Field(discriminator="kind"),
 ]
 """Any hidden test, told apart by its ``kind``."""

@@ -110,6 +110,9 @@ class Workload(BaseModel):
     pods: list[PodPlan]
     services: list[ServicePlan] = Field(default_factory=list)
     subnet: str = Field(description="the pods' network, e.g. 10.244.0.0/24")
+    policies: list[dict[str, Any]] = Field(
+        default_factory=list, description="NetworkPolicy manifests in force from the start"
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Workload:
@@ -134,7 +137,8 @@ class Workload(BaseModel):
         return next(pod for pod in self.pods if pod.name == name)
 
     def manifests(self) -> list[dict[str, Any]]:
-        """The node, namespaces, pods and services, in the order they can be created."""
+        """The node, namespaces, pods, services and policies, in the order they can be
+        created."""
         node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}}
         namespaces = [
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
@@ -145,6 +149,7 @@ class Workload(BaseModel):
             *namespaces,
             *(pod.manifest() for pod in self.pods),
             *(service.manifest() for service in self.services),
+            *self.policies,
         ]
 
 
