@@ -149,7 +149,9 @@ def guard_tests(
     return [flow_test(app, flow, expect, "guard") for flow, expect in picked]
 
 
-def _draw_faults(app: App, policies: list[Manifest], level: int, rng: random.Random) -> list[PolicyFault] | None:
+def _draw_faults(
+    app: App, policies: list[Manifest], level: int, rng: random.Random
+) -> list[PolicyFault] | None:
     """``FAULTS_AT_LEVEL[level]`` faults of distinct kinds in distinct policies, each drawn on
     the set the ones before left; None when the application offers too few."""
     kinds = list(POLICY_FAULTS)
@@ -194,12 +196,18 @@ def _fault(app: App, fault: PolicyFault, before: list[Manifest], rng: random.Ran
 
 
 def repair_instance(level: int, rng: random.Random, lab_name: str) -> Built:
+    """The brief is drawn from the application and a generator split off before the faults,
+    so it is the same whatever the faults are: it cannot tell them."""
     for _ in range(MAX_APPS):
         app = generate_app(rng, level)
+        words = random.Random(rng.getrandbits(64))
         intended = intended_policies(app, draw_style(app, rng))
         drawn = _draw_faults(app, intended, level, rng)
         if drawn is not None:
-            return _repair(app, intended, drawn, rng, lab_name)
+            public = public_half(
+                app, task_brief(app, words, repair=True), task_constraints(words, repair=True)
+            )
+            return Built(public, _repair(app, intended, drawn, rng, lab_name))
     raise ScenarioError(f"k8s policy repair: no level {level} application took its faults")
 
 
@@ -209,7 +217,7 @@ def _repair(
     drawn: list[PolicyFault],
     rng: random.Random,
     lab_name: str,
-) -> Built:
+) -> HiddenHalf:
     intent = call_matrix(app)
     faults, before = [], intended
     for fault in drawn:
@@ -233,7 +241,7 @@ def _repair(
         if (namespace, name) not in added
     ]
     workload = app.workload.model_copy(update={"policies": intended})
-    hidden = HiddenHalf(
+    return HiddenHalf(
         lab=pod_lab(workload, lab_name),
         faults=faults,
         solution=[call for fault in reversed(faults) for call in fault.fix],
@@ -241,8 +249,6 @@ def _repair(
         guards=guard_tests(app, intent, set(changed), rng),
         adherence=adherence,
     )
-    brief = task_brief(app, rng, repair=True)
-    return Built(public_half(app, brief, task_constraints(rng, repair=True)), hidden)
 
 
 def build_instance(level: int, rng: random.Random, lab_name: str) -> Built:
@@ -269,4 +275,3 @@ def build_instance(level: int, rng: random.Random, lab_name: str) -> Built:
     )
     brief = task_brief(app, rng, repair=False)
     return Built(public_half(app, brief, task_constraints(rng, repair=False)), hidden)
-
