@@ -50,8 +50,6 @@ Address = Annotated[str, AfterValidator(_address)]
 Prefix = Annotated[str, AfterValidator(_prefix)]
 InterfaceAddress = Annotated[str, AfterValidator(_interface_address)]
 Name = Annotated[str, Field(min_length=1)]
-CLUSTER = "kubernetes"
-"""The ``device`` of a test that reads the lab's Kubernetes API server."""
 
 
 class _Params(BaseModel):
@@ -251,7 +249,7 @@ class PolicyMatrixParams(_Params):
 class PolicyMatrixTest(HiddenTestBase):
     """The NetworkPolicies the lab's API server holds allow, among the pods as it holds them
     and the ports they declare, exactly the flows ``allowed`` (netdojo's NetworkPolicy
-    compiler decides, proven against an independent analyser). ``device``: `CLUSTER`."""
+    compiler decides, proven against an independent analyser). ``device``: `CONTROL_PLANE`."""
 
     kind: Literal["policy_matrix"] = "policy_matrix"
     params: PolicyMatrixParams
@@ -265,7 +263,7 @@ class PolicyParams(_Params):
 
 class PolicyTest(HiddenTestBase):
     """The lab's API server holds the NetworkPolicy ``namespace``/``name``.
-    ``device``: `CLUSTER`."""
+    ``device``: `CONTROL_PLANE`."""
 
     kind: Literal["policy"] = "policy"
     params: PolicyParams

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import anyio
 from pydantic import BaseModel, Field
 
+from netdojo.labs.k8s.workload import CONTROL_PLANE
 from netdojo.labs.runtime import DEFAULT_MAX_OUTPUT, LiveLab
 from netdojo.tools.kubectl_allowlist import KUBECTL_FORMS, KubectlRefused, parse_kubectl
 from netdojo.tools.lab_tools import LabTools, ToolFailure
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from netdojo.labs.k8s.cluster import Cluster
 
 TIMEOUT_S = 20.0
-CONTROL_PLANE = "kubernetes"
 """What a kubectl change acts on, as the judge's scope names it."""
 
 

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from netdojo.labs.names import NAME_PATTERN
 
 NODE = "lab"
+CONTROL_PLANE = "kubernetes"
+"""How tools and hidden tests name a lab's cluster where they would name a device."""
 IMAGE = "netdojo/pod"
 """The image a pod's manifest names; what runs is the lab's device image."""
 

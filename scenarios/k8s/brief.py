@@ -106,13 +106,15 @@ def _where(app: App) -> str:
     return "namespaces " + ", ".join(names[:-1]) + f" and {names[-1]}"
 
 
-def task_brief(app: App, rng: random.Random, repair: bool) -> str:
+def task_brief(app: App, rng: random.Random, repair: bool, rules: list[str]) -> str:
+    """The brief, ending with the task's ``rules`` (its constraints)."""
     openings, asks = (REPAIR_OPENINGS, REPAIR_ASKS) if repair else (BUILD_OPENINGS, BUILD_ASKS)
     opening = rng.choice(openings).format(what=rng.choice(WHAT), where=_where(app))
     parts = [
         f"{opening} {rng.choice(asks)}",
         "\n".join([rng.choice(INTENT_HEADERS), *intent_lines(app, rng)]),
         rng.choice(CLOSINGS),
+        " ".join(rules),
     ]
     return "\n\n".join(parts)
 

@@ -20,8 +20,8 @@ import yaml
 
 from netdojo.labs.k8s.netpol.evaluate import Flow
 from netdojo.labs.k8s.pods import POD_LINK, pod_lab
+from netdojo.labs.k8s.workload import CONTROL_PLANE
 from netdojo.scenarios.hidden_tests import (
-    CLUSTER,
     HiddenTest,
     PolicyMatrixParams,
     PolicyMatrixTest,
@@ -88,7 +88,7 @@ def matrix_test(intent: Mapping[Flow, bool]) -> PolicyMatrixTest:
     return PolicyMatrixTest(
         id="policy_matrix",
         description=f"the policies allow exactly the {len(allowed)} intended flows",
-        device=CLUSTER,
+        device=CONTROL_PLANE,
         params=PolicyMatrixParams(allowed=allowed),
     )
 
@@ -204,9 +204,8 @@ def repair_instance(level: int, rng: random.Random, lab_name: str) -> Built:
         intended = intended_policies(app, draw_style(app, rng))
         drawn = _draw_faults(app, intended, level, rng)
         if drawn is not None:
-            public = public_half(
-                app, task_brief(app, words, repair=True), task_constraints(words, repair=True)
-            )
+            rules = task_constraints(words, repair=True)
+            public = public_half(app, task_brief(app, words, True, rules), rules)
             return Built(public, _repair(app, intended, drawn, rng, lab_name))
     raise ScenarioError(f"k8s policy repair: no level {level} application took its faults")
 
@@ -234,7 +233,7 @@ def _repair(
         PolicyTest(
             id=f"adherence:policy:{namespace}/{name}",
             description=f"NetworkPolicy {namespace}/{name} is kept",
-            device=CLUSTER,
+            device=CONTROL_PLANE,
             params=PolicyParams(namespace=namespace, name=name),
         )
         for namespace, name in _refs(intended)
@@ -273,5 +272,5 @@ def build_instance(level: int, rng: random.Random, lab_name: str) -> Built:
         targets=targets,
         guards=guards,
     )
-    brief = task_brief(app, rng, repair=False)
-    return Built(public_half(app, brief, task_constraints(rng, repair=False)), hidden)
+    rules = task_constraints(rng, repair=False)
+    return Built(public_half(app, task_brief(app, rng, False, rules), rules), hidden)
