@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from netdojo.judges.integrity import allow_all
 from netdojo.labs.k8s.netpol.cluster import parse_cluster
 from netdojo.labs.k8s.netpol.compiler import compile_cluster
 from netdojo.labs.k8s.netpol.evaluate import matrix
@@ -21,6 +22,7 @@ from netdojo.labs.k8s.workload import pod_status
 from netdojo.scenarios import registry
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.hidden_tests import PolicyMatrixTest, PolicyTest, TcpTest, UdpTest
+from netdojo.scenarios.k8s import task
 from netdojo.scenarios.model import KUBERNETES_TOOLS, Scenario, ToolCall
 
 REPAIR, BUILD = "k8s-policy-repair", "k8s-policy-build"
@@ -175,3 +177,23 @@ def test_the_brief_states_the_intent_and_nothing_of_the_faults(repairs: list[Sce
 def test_briefs_vary() -> None:
     openings = {generate(REPAIR, 1, seed).public.brief.split(".")[0][:30] for seed in range(40)}
     assert len(openings) >= 4
+
+
+def test_the_public_half_is_the_same_whatever_the_faults(monkeypatch: pytest.MonkeyPatch) -> None:
+    drawn = {seed: generate(REPAIR, 2, seed) for seed in range(1, 11)}
+    monkeypatch.setattr(task, "POLICY_FAULTS", tuple(reversed(task.POLICY_FAULTS)))
+    for seed, before in drawn.items():
+        after = generate(REPAIR, 2, seed)
+        assert after.public == before.public
+        assert [f.type for f in after.hidden.faults] != [f.type for f in before.hidden.faults]
+
+
+def test_no_policy_of_a_design_admits_everything(
+    repairs: list[Scenario], builds: list[Scenario]
+) -> None:
+    for scenario in [*repairs, *builds]:
+        workload = scenario.hidden.lab.kubernetes
+        assert workload is not None
+        solved = replay(start_policies(scenario), scenario.hidden.solution)
+        planned = [*workload.policies, *solved.values()]
+        assert not [m for m in planned if allow_all(m["spec"])], scenario.id
