@@ -13,6 +13,8 @@ import hashlib
 import random
 from collections.abc import Awaitable, Callable
 
+import yaml
+
 from netdojo.clients.cheater import cheater
 from netdojo.clients.session import ToolCallError, ToolSession
 from netdojo.tools.contract import EpisodeView
@@ -33,7 +35,10 @@ async def noop(session: ToolSession, task: EpisodeView) -> str:
 
 
 async def vandal(session: ToolSession, task: EpisodeView) -> str:
-    """Takes transit links down and drops forwarding on a few routers, chosen by the brief."""
+    """Takes transit links down and drops forwarding on a few routers, chosen by the brief; on
+    a Kubernetes application, isolates every pod of every namespace."""
+    if "kubectl" in {tool.name for tool in await session.list_tools()}:
+        return await _isolate_every_pod(session)
     topology = await session.call("topology")
     rng = random.Random(hashlib.sha256(task.brief.encode()).hexdigest())
     routers = [d for d in topology["devices"] if d["role"] == "router"]
@@ -46,6 +51,28 @@ async def vandal(session: ToolSession, task: EpisodeView) -> str:
                 done.append(f"{router['name']}: {command}")
             except ToolCallError:
                 continue
+    return "; ".join(done)
+
+
+async def _isolate_every_pod(session: ToolSession) -> str:
+    listed = await session.call("kubectl", {"command": "get namespaces -o name"})
+    namespaces = [line.split("/", 1)[1] for line in str(listed.get("output", "")).split()]
+    done = []
+    for namespace in namespaces:
+        if namespace.startswith("kube-") or namespace == "default":
+            continue
+        manifest = {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": {"name": "deny-everything", "namespace": namespace},
+            "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]},
+        }
+        arguments = {"command": "apply -f -", "manifest": yaml.safe_dump(manifest)}
+        try:
+            await session.call("kubectl", arguments)
+            done.append(f"{namespace}: every pod isolated")
+        except ToolCallError:
+            continue
     return "; ".join(done)
 
 
