@@ -74,7 +74,7 @@ async def audit_instance(family: str, level: int, seed: int) -> AuditRecord:
             record.stages["deploy"] = StageResult(
                 ok=True, seconds=round(time.monotonic() - deploy_started, 2)
             )
-            staged = await stage_scenario(scenario, lab, record.stages)
+            staged = await stage_scenario(scenario, lab, record.stages, witnessed=True)
             if staged is not None:
                 await _solve(lab, scenario, staged, record)
         stages = record.stages

@@ -419,7 +419,8 @@ async def run_tests(
     lab: LiveLab, tests: list[HiddenTest], owners: Owners | None, concurrency: int = 4
 ) -> list[HiddenTestResult]:
     """Run hidden tests a few at a time; results in the order of ``tests``. ``owners`` maps
-    each planned address to its device; None (outage sampling only) skips the witness."""
+    each planned address to its device; None (before an agent's turn, and outage sampling)
+    skips the witness."""
     ctx = CheckContext(lab, owners)
     results: list[HiddenTestResult | None] = [None] * len(tests)
     limiter = anyio.Semaphore(concurrency)

@@ -48,7 +48,11 @@ class Staged(BaseModel):
 
 
 async def poll(
-    lab: LiveLab, tests: list[HiddenTest], holds: Condition, deadline: float, owners: Owners
+    lab: LiveLab,
+    tests: list[HiddenTest],
+    holds: Condition,
+    deadline: float,
+    owners: Owners | None,
 ) -> StageResult:
     """Run ``tests`` until ``holds`` is true of their results, or ``deadline`` seconds pass."""
     started = time.monotonic()
@@ -124,18 +128,25 @@ async def save_running_config(lab: LiveLab) -> None:
                 group.start_soon(save, spec.name)
 
 
-async def stage_scenario(scenario: Scenario, lab: LiveLab, stages: Stages) -> Staged | None:
+async def stage_scenario(
+    scenario: Scenario, lab: LiveLab, stages: Stages, witnessed: bool = False
+) -> Staged | None:
     """Stage ``lab`` for ``scenario``, recording each stage in ``stages``; the snapshots of the
-    plan and of the starting state when staged, else None."""
-    hidden, owners = scenario.hidden, owners_of(scenario.public)
+    plan and of the starting state when staged, else None.
+
+    Reachability tests are witnessed at their destination only when ``witnessed``: staging runs
+    before any agent can touch the lab, so nothing can fake a probe yet, and the audit (which
+    witnesses) has shown that the plan's owners answer. The judge always witnesses.
+    """
+    hidden = scenario.hidden
+    owners = owners_of(scenario.public) if witnessed else None
     if scenario.kind == "constructive":
         baseline = poll(lab, hidden.guards, all_pass, BASELINE_DEADLINE_S, owners)
         if not await _run(stages, "baseline", baseline) or not await _run(
             stages, "unsolved", poll(lab, hidden.targets, none_pass, 0, owners)
         ):
             return None
-        await save_running_config(lab)
-        planned = await snapshot_lab(lab)
+        planned = await _saved_snapshot(lab)
         return Staged(baseline=planned, start=planned)
     present = [p for f in hidden.faults for p in f.present]
     symptoms = [p for p in hidden.targets if p.kind == "ping"]
@@ -151,5 +162,13 @@ async def stage_scenario(scenario: Scenario, lab: LiveLab, stages: Stages) -> St
     tests = present + symptoms + hidden.guards + others
     if not await _run(stages, "fault_active", poll(lab, tests, active, FAULT_DEADLINE_S, owners)):
         return None
-    await save_running_config(lab)
-    return Staged(baseline=planned, start=await snapshot_lab(lab))
+    return Staged(baseline=planned, start=await _saved_snapshot(lab))
+
+
+async def _saved_snapshot(lab: LiveLab) -> LabState:
+    """Save the routers' configuration and snapshot every device, at once: saving changes no
+    state a snapshot holds."""
+    async with anyio.create_task_group() as group:
+        group.start_soon(save_running_config, lab)
+        state = await snapshot_lab(lab)
+    return state
