@@ -28,7 +28,7 @@ from netdojo.labs.errors import LabError
 from netdojo.labs.k8s.control_plane import ControlPlane, await_ready, launch
 from netdojo.labs.k8s.enforcer import INPUTS, Enforcer
 from netdojo.labs.k8s.folders import cluster_folder
-from netdojo.labs.k8s.workload import PodPlan, Workload, pod_status
+from netdojo.labs.k8s.workload import PodPlan, Workload, pod_device, pod_status
 
 if TYPE_CHECKING:
     from netdojo.labs.runtime import LiveLab
@@ -108,7 +108,8 @@ async def populate(cluster: Cluster, lab: LiveLab) -> None:
 
 def load_rules(lab: LiveLab, pod: str, rules: str) -> None:
     """Replace the filter table of a pod's device with ``rules`` (iptables-restore input)."""
-    done = lab.exec_sync(pod, ["sh", "-c", 'printf "%s" "$1" | iptables-restore', "load", rules])
+    argv = ["sh", "-c", 'printf "%s" "$1" | iptables-restore', "load", rules]
+    done = lab.exec_sync(pod_device(pod), argv)
     if not done.ok:
         raise LabError(f"iptables-restore in {pod} failed: {(done.stderr or done.stdout).strip()}")
 

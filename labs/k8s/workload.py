@@ -38,6 +38,12 @@ class ContainerPort(BaseModel):
         return port
 
 
+def pod_device(pod: str) -> str:
+    """The lab device of the pod named ``pod``: its name with '_' for '-', which a device name
+    cannot hold and a pod name cannot hold the other way round."""
+    return pod.replace("-", "_")
+
+
 class PodPlan(BaseModel):
     """A pod, and the lab device that is it (device name = pod name)."""
 
@@ -48,6 +54,10 @@ class PodPlan(BaseModel):
     labels: dict[str, str] = Field(default_factory=dict)
     ports: list[ContainerPort] = Field(default_factory=list)
     ip: str
+
+    @property
+    def device(self) -> str:
+        return pod_device(self.name)
 
     def manifest(self) -> dict[str, Any]:
         return {
@@ -119,8 +129,8 @@ class Workload(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> Workload:
         network = ipaddress.ip_network(self.subnet)
-        names = [pod.name for pod in self.pods]
-        if len(set(names)) != len(names):
+        devices = [pod.device for pod in self.pods]
+        if len(set(devices)) != len(devices):
             raise ValueError("pod names must be unique across namespaces (one device each)")
         ips = [pod.ip for pod in self.pods]
         if len(set(ips)) != len(ips):

@@ -20,7 +20,7 @@ import yaml
 
 from netdojo.labs.k8s.netpol.evaluate import Flow
 from netdojo.labs.k8s.pods import POD_LINK, pod_lab
-from netdojo.labs.k8s.workload import CONTROL_PLANE
+from netdojo.labs.k8s.workload import CONTROL_PLANE, pod_device
 from netdojo.scenarios.hidden_tests import (
     HiddenTest,
     PolicyMatrixParams,
@@ -74,13 +74,14 @@ def _pod(key: str) -> str:
 def flow_test(app: App, flow: Flow, expect: bool, tag: str) -> HiddenTest:
     """A live probe of ``flow`` from its source pod, expected to connect or not."""
     src, dst = _pod(flow.src), _pod(flow.dst)
+    device = pod_device(src)
     words = "reaches" if expect else "cannot reach"
     params = TcpParams(target=app.workload.pod(dst).ip, port=flow.port, expect=expect)
     test_id = f"{tag}:{flow.protocol.lower()}:{src}-{dst}:{flow.port}"
     description = f"{src} {words} {dst} on {flow.port}/{flow.protocol}"
     if flow.protocol == "UDP":
-        return UdpTest(id=test_id, description=description, device=src, params=params)
-    return TcpTest(id=test_id, description=description, device=src, params=params)
+        return UdpTest(id=test_id, description=description, device=device, params=params)
+    return TcpTest(id=test_id, description=description, device=device, params=params)
 
 
 def matrix_test(intent: Mapping[Flow, bool]) -> PolicyMatrixTest:
@@ -123,7 +124,7 @@ def public_half(app: App, brief: str, constraints: list[str]) -> PublicHalf:
         brief=brief,
         devices=[
             DeviceFacts(
-                name=pod.name,
+                name=pod.device,
                 role="host",
                 interfaces=[
                     InterfaceFacts(name="eth0", link=POD_LINK, address=f"{pod.ip}/{prefix}")
@@ -131,7 +132,7 @@ def public_half(app: App, brief: str, constraints: list[str]) -> PublicHalf:
             )
             for pod in app.workload.pods
         ],
-        links=[(POD_LINK, app.pod_names)],
+        links=[(POD_LINK, [pod.device for pod in app.workload.pods])],
         constraints=constraints,
     )
 

@@ -128,7 +128,7 @@ def test_every_probe_expects_the_verdict_of_its_state(repairs: list[Scenario]) -
         workload = scenario.hidden.lab.kubernetes
         assert workload is not None
         keys = {pod.ip: f"{pod.namespace}/{pod.name}" for pod in workload.pods}
-        source = {pod.name: f"{pod.namespace}/{pod.name}" for pod in workload.pods}
+        source = {pod.device: f"{pod.namespace}/{pod.name}" for pod in workload.pods}
         probes = [
             *((t, wanted) for t in scenario.hidden.targets + scenario.hidden.guards),
             *((p, faulty) for f in scenario.hidden.faults for p in f.present),
