@@ -89,7 +89,7 @@ def rules_for(scenario: Scenario) -> TaskRules:
 
 def _pods(scenario: Scenario) -> set[str]:
     workload = scenario.hidden.lab.kubernetes
-    return {pod.name for pod in workload.pods} if workload is not None else set()
+    return {pod.device for pod in workload.pods} if workload is not None else set()
 
 
 class _Plan:
