@@ -51,7 +51,7 @@ class FakeCluster:
 
     @classmethod
     def faulty(cls, scenario: Scenario) -> FakeCluster:
-        """The scenario's lab with every fault injected."""
+        """The scenario's cluster as the agent finds it: its policies, every fault injected."""
         workload = scenario.hidden.lab.kubernetes
         assert workload is not None
         cluster = cls(workload, list(workload.policies))

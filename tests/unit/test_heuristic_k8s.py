@@ -76,14 +76,7 @@ def _kept(sc: Scenario) -> list[tuple[str, str]]:
 def test_the_intent_read_from_the_brief_is_the_judges(family: str, level: int) -> None:
     for seed in range(1, 11):
         sc = scenario(family, level, seed)
-        cluster = (
-            FakeCluster.faulty(sc)
-            if family == REPAIR
-            else FakeCluster(
-                sc.hidden.lab.kubernetes,
-                [],  # type: ignore[arg-type]
-            )
-        )
+        cluster = FakeCluster.faulty(sc)
         pods = parse_cluster([*cluster.namespaces(), *cluster.pods()]).pods
         intent, unread = intent_matrix(parse_calls(sc.public.brief), PodIndex(pods))
         assert not unread
@@ -139,7 +132,7 @@ def test_distance_counts_a_swap_as_one_edit() -> None:
 
 def test_selectors_stand_for_exactly_their_pods() -> None:
     sc = scenario(BUILD, 3, 2)
-    cluster = FakeCluster(sc.hidden.lab.kubernetes, [])  # type: ignore[arg-type]
+    cluster = FakeCluster.faulty(sc)
     objects = parse_cluster([*cluster.namespaces(), *cluster.pods()])
     labels = Labels(objects.namespaces, objects.pods)
     everyone = {pod.key for pod in objects.pods}
@@ -184,7 +177,7 @@ def test_an_edit_is_scored_as_a_full_compile_scores_it() -> None:
 def test_built_policies_allow_exactly_the_intent(level: int) -> None:
     for seed in range(1, 21):
         sc = scenario(BUILD, level, seed)
-        cluster = FakeCluster(sc.hidden.lab.kubernetes, [])  # type: ignore[arg-type]
+        cluster = FakeCluster.faulty(sc)
         plan = _plan(cluster, sc.public.brief)
         assert plan.create and not plan.problems and plan.wrong_after == 0
         _carry_out(cluster, plan)
@@ -242,14 +235,7 @@ def test_the_agent_solves_the_task_through_its_tools(
     family: str, level: int, seed: int, cap: int
 ) -> None:
     sc = scenario(family, level, seed)
-    cluster = (
-        FakeCluster.faulty(sc)
-        if family == REPAIR
-        else FakeCluster(
-            sc.hidden.lab.kubernetes,
-            [],  # type: ignore[arg-type]
-        )
-    )
+    cluster = FakeCluster.faulty(sc)
     session = FakeSession(sc, cluster, cap)
     summary = anyio.run(troubleshoot, session, sc.public.brief)  # type: ignore[arg-type]
     assert cluster.allowed() == intended_allowed(sc), summary
