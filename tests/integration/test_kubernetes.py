@@ -88,7 +88,7 @@ def _tools(lab: LiveLab) -> LabTools:
     return LabTools(lab, public_half(lab.spec), Trajectory(episode="kube"))
 
 
-async def _kubectl(tools: LabTools, command: str, manifest: str | None = None) -> str:
+async def _kubectl(tools: LabTools, command: str, manifest: str = "") -> str:
     result = await KUBECTL.run(tools, KubectlArguments(command=command, manifest=manifest))
     assert result.ok, result.output
     return result.output
