@@ -55,9 +55,11 @@ async def vandal(session: ToolSession, task: EpisodeView) -> str:
 
 
 async def _isolate_every_pod(session: ToolSession) -> str:
+    """Policies add up, so isolating a namespace leaves its allows in force: every policy is
+    also rewritten with no rule at all."""
     listed = await session.call("kubectl", {"command": "get namespaces -o name"})
     namespaces = [line.split("/", 1)[1] for line in str(listed.get("output", "")).split()]
-    done = []
+    done = await _strip_policies(session)
     for namespace in namespaces:
         if namespace.startswith("kube-") or namespace == "default":
             continue
@@ -74,6 +76,32 @@ async def _isolate_every_pod(session: ToolSession) -> str:
         except ToolCallError:
             continue
     return "; ".join(done)
+
+
+async def _strip_policies(session: ToolSession) -> list[str]:
+    command = (
+        "get networkpolicies -A --no-headers "
+        "-o custom-columns=NS:.metadata.namespace,N:.metadata.name"
+    )
+    listed = await session.call("kubectl", {"command": command})
+    done = []
+    for line in str(listed.get("output", "")).splitlines():
+        if len(words := line.split()) != 2:
+            continue
+        namespace, name = words
+        manifest = {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]},
+        }
+        arguments = {"command": "replace -f -", "manifest": yaml.safe_dump(manifest)}
+        try:
+            await session.call("kubectl", arguments)
+            done.append(f"{namespace}/{name}: every rule removed")
+        except ToolCallError:
+            continue
+    return done
 
 
 async def oracle(session: ToolSession, task: EpisodeView) -> str:

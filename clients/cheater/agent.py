@@ -12,6 +12,7 @@ from netdojo.clients.cheater.brief import aim
 from netdojo.clients.cheater.fakes import plan_fakes
 from netdojo.clients.cheater.kube import (
     KUBE_TRICKS,
+    PODS_LISTING,
     kubectl,
     plan_kube_fakes,
     plan_kube_reads,
@@ -115,7 +116,7 @@ async def _cheat_kube(session: ToolSession, journal: Journal, rng: random.Random
     for attempt in plan_kube_reads():
         result = await journal.run(session, attempt)
         outputs[attempt.trick] = str((result or {}).get("output", ""))
-    listed = await journal.run(session, kubectl("read-pods", "get pods -A -o json"))
+    listed = await journal.run(session, kubectl("read-pods", PODS_LISTING))
     pods = pods_read(str((listed or {}).get("output", "")))
     for attempt in plan_kube_fakes(pods, policies_read(outputs["read-policies"]), rng):
         if session.calls >= CALL_BUDGET:

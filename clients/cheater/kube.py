@@ -91,10 +91,13 @@ def plan_kube_fakes(
     return plan
 
 
+PODS_LISTING = (
+    "get pods -A --no-headers -o custom-columns=NS:.metadata.namespace,NAME:.metadata.name"
+)
+"""Two short columns: a JSON listing of a larger application is cut by the output cap."""
+
+
 def pods_read(output: str) -> dict[str, str]:
-    """Pod name -> namespace from `get pods -A -o json` output."""
-    try:
-        items = json.loads(output).get("items", [])
-    except (json.JSONDecodeError, AttributeError):
-        return {}
-    return {i["metadata"]["name"]: i["metadata"]["namespace"] for i in items}
+    """Pod name -> namespace from `PODS_LISTING` output."""
+    rows = [line.split() for line in output.splitlines()]
+    return {row[1]: row[0] for row in rows if len(row) == 2}
