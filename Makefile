@@ -24,7 +24,7 @@ setup: $(STAMP)
 kubernetes: setup
 	$(BIN)/netdojo setup --kubernetes
 
-demo: setup
+demo: setup kubernetes
 	$(BIN)/netdojo run --agent heuristic --episodes 8 --concurrency 2 --out results/demo
 
 # The report tests open the HTML report in Debian's headless Chromium.

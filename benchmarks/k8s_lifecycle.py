@@ -85,7 +85,7 @@ def policies() -> str:
     return "---\n".join(documents)
 
 
-async def kubectl(lab: LiveLab, command: str, manifest: str | None = None) -> None:
+async def kubectl(lab: LiveLab, command: str, manifest: str = "") -> None:
     result = await run_kubectl(lab, KubectlArguments(command=command, manifest=manifest))
     if not result.ok:
         raise RuntimeError(f"kubectl {command}: {result.output}")

@@ -13,6 +13,8 @@ import hashlib
 import random
 from collections.abc import Awaitable, Callable
 
+import yaml
+
 from netdojo.clients.cheater import cheater
 from netdojo.clients.session import ToolCallError, ToolSession
 from netdojo.tools.contract import EpisodeView
@@ -33,7 +35,10 @@ async def noop(session: ToolSession, task: EpisodeView) -> str:
 
 
 async def vandal(session: ToolSession, task: EpisodeView) -> str:
-    """Takes transit links down and drops forwarding on a few routers, chosen by the brief."""
+    """Takes transit links down and drops forwarding on a few routers, chosen by the brief; on
+    a Kubernetes application, isolates every pod of every namespace."""
+    if "kubectl" in {tool.name for tool in await session.list_tools()}:
+        return await _isolate_every_pod(session)
     topology = await session.call("topology")
     rng = random.Random(hashlib.sha256(task.brief.encode()).hexdigest())
     routers = [d for d in topology["devices"] if d["role"] == "router"]
@@ -47,6 +52,56 @@ async def vandal(session: ToolSession, task: EpisodeView) -> str:
             except ToolCallError:
                 continue
     return "; ".join(done)
+
+
+async def _isolate_every_pod(session: ToolSession) -> str:
+    """Policies add up, so isolating a namespace leaves its allows in force: every policy is
+    also rewritten with no rule at all."""
+    listed = await session.call("kubectl", {"command": "get namespaces -o name"})
+    namespaces = [line.split("/", 1)[1] for line in str(listed.get("output", "")).split()]
+    done = await _strip_policies(session)
+    for namespace in namespaces:
+        if namespace.startswith("kube-") or namespace == "default":
+            continue
+        manifest = {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": {"name": "deny-everything", "namespace": namespace},
+            "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]},
+        }
+        arguments = {"command": "apply -f -", "manifest": yaml.safe_dump(manifest)}
+        try:
+            await session.call("kubectl", arguments)
+            done.append(f"{namespace}: every pod isolated")
+        except ToolCallError:
+            continue
+    return "; ".join(done)
+
+
+async def _strip_policies(session: ToolSession) -> list[str]:
+    command = (
+        "get networkpolicies -A --no-headers "
+        "-o custom-columns=NS:.metadata.namespace,N:.metadata.name"
+    )
+    listed = await session.call("kubectl", {"command": command})
+    done = []
+    for line in str(listed.get("output", "")).splitlines():
+        if len(words := line.split()) != 2:
+            continue
+        namespace, name = words
+        manifest = {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]},
+        }
+        arguments = {"command": "replace -f -", "manifest": yaml.safe_dump(manifest)}
+        try:
+            await session.call("kubectl", arguments)
+            done.append(f"{namespace}/{name}: every rule removed")
+        except ToolCallError:
+            continue
+    return done
 
 
 async def oracle(session: ToolSession, task: EpisodeView) -> str:

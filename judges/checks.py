@@ -18,12 +18,19 @@ import re
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
 from netdojo.errors import NetdojoError
+from netdojo.labs.k8s.netpol.cluster import parse_cluster
+from netdojo.labs.k8s.netpol.compiler import compile_cluster
+from netdojo.labs.k8s.netpol.evaluate import matrix
+from netdojo.labs.k8s.objects import ManifestError
 from netdojo.labs.runtime import ExecResult, LiveLab
+
+if TYPE_CHECKING:
+    from netdojo.labs.k8s.cluster import Cluster
 from netdojo.reports.records import HiddenTestResult
 from netdojo.scenarios.hidden_tests import (
     AddressTest,
@@ -37,6 +44,8 @@ from netdojo.scenarios.hidden_tests import (
     OspfAdjacencyTest,
     PathTest,
     PingTest,
+    PolicyMatrixTest,
+    PolicyTest,
     RouteTest,
     TcpTest,
     UdpTest,
@@ -56,6 +65,8 @@ class CheckUnavailable(Exception):
 
 
 Observed = tuple[bool, str]  # (what the test checks holds, evidence)
+MATRIX_SHOWN = 6
+"""Flows a policy matrix's evidence names, of each wrong kind."""
 Owners = Mapping[str, str]  # address -> the device the plan gives it
 _RECEIVED = re.compile(r"(\d+) (?:packets )?received")
 _DESTINATION_LOCKS: weakref.WeakKeyDictionary[LiveLab, dict[str, anyio.Lock]] = (
@@ -358,6 +369,37 @@ async def _path(ctx: CheckContext, test: PathTest) -> Observed:
     if unknown:
         evidence += f"; hops the plan does not know: {', '.join(unknown)}"
     return holds, evidence
+
+
+def _cluster(ctx: CheckContext) -> Cluster:
+    if ctx.lab.cluster is None:
+        raise CheckUnavailable("the lab has no Kubernetes cluster")
+    return ctx.lab.cluster
+
+
+@checker(PolicyMatrixTest)
+async def _policy_matrix(ctx: CheckContext, test: PolicyMatrixTest) -> Observed:
+    inputs = await _cluster(ctx).policy_inputs()
+    try:
+        verdicts = matrix(compile_cluster(parse_cluster(inputs)))
+    except ManifestError as exc:
+        return False, f"the policies cannot be decided: {exc}"
+    live = {flow.text for flow, allowed in verdicts.items() if allowed}
+    wanted = set(test.params.allowed)
+    denied, extra = sorted(wanted - live), sorted(live - wanted)
+    evidence = f"{len(live)} of {len(verdicts)} flows allowed"
+    if denied:
+        evidence += f"; {len(denied)} to allow denied: {', '.join(denied[:MATRIX_SHOWN])}"
+    if extra:
+        evidence += f"; {len(extra)} to deny allowed: {', '.join(extra[:MATRIX_SHOWN])}"
+    return not denied and not extra, evidence
+
+
+@checker(PolicyTest)
+async def _policy(ctx: CheckContext, test: PolicyTest) -> Observed:
+    namespace, name = test.params.namespace, test.params.name
+    held = await _cluster(ctx).has_policy(namespace, name)
+    return held, f"NetworkPolicy {namespace}/{name} {'present' if held else 'absent'}"
 
 
 async def run_test(ctx: CheckContext, test: HiddenTest) -> HiddenTestResult:

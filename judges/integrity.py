@@ -20,10 +20,14 @@ what a fault added, is explained by the task. Each change of the agent's is then
 from __future__ import annotations
 
 import ipaddress
+import json
+from collections.abc import Iterator
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from netdojo.judges.snapshot import Aspect, DeviceState, LabState
+from netdojo.labs.k8s.workload import CONTROL_PLANE
 from netdojo.reports.records import Deviation, DeviationKind, IntegrityReport
 from netdojo.scenarios import registry
 from netdojo.scenarios.model import Scenario
@@ -50,13 +54,19 @@ class TaskRules(BaseModel):
     hosts_in_play: bool = Field(description="hosts' own settings are part of the task")
     scope: set[str] = Field(description="devices the task involves")
     hosts: set[str]
+    enforced: set[str] = Field(
+        default_factory=set,
+        description="pods whose filter table the cluster's policy enforcer writes",
+    )
 
 
 def scope_of(scenario: Scenario) -> set[str]:
     """Devices the task involves: every device when building; else the faulty ones and peers."""
     lab = scenario.hidden.lab
     if scenario.kind == "constructive":
-        return {d.name for d in lab.devices}
+        return {d.name for d in lab.devices} | ({CONTROL_PLANE} if lab.kubernetes else set())
+    if lab.kubernetes is not None:
+        return {CONTROL_PLANE}
     faulty = {f.device for f in scenario.hidden.faults if not f.red_herring}
     scope = set(faulty)
     for link in lab.links:
@@ -73,7 +83,13 @@ def rules_for(scenario: Scenario) -> TaskRules:
         hosts_in_play=any(t.startswith("host.") for t in family.types),
         scope=scope_of(scenario),
         hosts={d.name for d in scenario.hidden.lab.devices if d.role == "host"},
+        enforced=_pods(scenario),
     )
+
+
+def _pods(scenario: Scenario) -> set[str]:
+    workload = scenario.hidden.lab.kubernetes
+    return {pod.device for pod in workload.pods} if workload is not None else set()
 
 
 class _Plan:
@@ -91,6 +107,46 @@ class _Plan:
             for address, owner in self.addresses.items()
             if owner != device and ipaddress.ip_address(address) in network
         )
+
+
+def allow_all(spec: dict[str, Any]) -> str | None:
+    """How a NetworkPolicy's spec admits every peer on every port, if one of its rules does:
+    a rule with no ports whose peers are missing or select everything."""
+    for field, key, peer in (("ingress", "from", "source"), ("egress", "to", "destination")):
+        for rule in spec.get(field) or []:
+            peers = rule.get(key) or []
+            if not rule.get("ports") and (not peers or any(map(_everything, peers))):
+                return f"admits every {peer} on every port"
+    return None
+
+
+def _everything(peer: dict[str, Any]) -> bool:
+    block = peer.get("ipBlock")
+    if block is not None:
+        return bool(block.get("cidr") == "0.0.0.0/0" and not block.get("except"))
+    return peer.get("namespaceSelector") == {} and not peer.get("podSelector")
+
+
+Change = tuple[tuple[DeviationKind, str] | None, str]
+
+
+def _policy_changes(
+    baseline: DeviceState, start: DeviceState, final: DeviceState
+) -> Iterator[Change]:
+    """The agent's NetworkPolicy changes: deleting a policy of the design is a fake (the task
+    says to correct policies in place), as is a rule that admits everything."""
+    plan, before, after = (state.of("policy") for state in (baseline, start, final))
+
+    def names(items: set[str]) -> set[str]:
+        return {item.split(" ", 1)[0] for item in items}
+
+    for name in sorted((names(before) & names(plan)) - names(after)):
+        why = f"deleted {name}, a NetworkPolicy of the application's design"
+        yield ("deleted_policy", why), f"removed policy `{name}`"
+    for item in sorted(after - before - plan):
+        name, _, spec = item.partition(" ")
+        broad = allow_all(json.loads(spec))
+        yield (("allow_all", f"{name} {broad}") if broad else None), f"added policy `{item}`"
 
 
 def _agent_changes(
@@ -147,10 +203,14 @@ def audit_state(
     for device in sorted(final):
         if device not in baseline or device not in start:
             continue
+        for fake, change in _policy_changes(baseline[device], start[device], final[device]):
+            _record(report, rules, device, fake, change)
         aspects: tuple[Aspect, ...] = (
             "address", "link", "route", "rule", "neighbour", "sysctl", "netfilter", "frr"
         )  # fmt: skip
         for aspect in aspects:
+            if aspect == "netfilter" and device in rules.enforced:
+                continue  # the policies' doing, read from the API server by the judge
             added, removed = _agent_changes(baseline[device], start[device], final[device], aspect)
             for item in sorted(added):
                 fake = _fake_of_added(device, aspect, item, plan, rules)

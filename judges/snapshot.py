@@ -19,9 +19,12 @@ import anyio
 from pydantic import BaseModel, Field
 
 from netdojo.judges.checks import JudgeError
+from netdojo.labs.k8s.workload import CONTROL_PLANE
 from netdojo.labs.runtime import LiveLab
 
-Aspect = Literal["address", "link", "route", "rule", "neighbour", "sysctl", "netfilter", "frr"]
+Aspect = Literal[
+    "address", "link", "route", "rule", "neighbour", "sysctl", "netfilter", "frr", "policy"
+]
 DYNAMIC_PROTOCOLS = {"kernel", "ospf", "bgp"}
 SNAPSHOT_TIMEOUT_S = 30.0
 SNAPSHOT_MAX_OUTPUT = 1024 * 1024
@@ -216,8 +219,16 @@ async def snapshot_device(lab: LiveLab, device: str, router: bool) -> DeviceStat
         ) from None
 
 
+def policy_item(manifest: dict[str, Any]) -> str:
+    """A NetworkPolicy as an item: ``namespace/name`` and its spec as canonical JSON."""
+    meta = manifest["metadata"]
+    spec = json.dumps(manifest.get("spec") or {}, sort_keys=True, separators=(",", ":"))
+    return f"{meta['namespace']}/{meta['name']} {spec}"
+
+
 async def snapshot_lab(lab: LiveLab) -> LabState:
-    """Every device's state, read concurrently; `SnapshotError` names a device that failed."""
+    """Every device's state, read concurrently; `SnapshotError` names a device that failed.
+    A lab with a Kubernetes cluster adds the cluster (`CONTROL_PLANE`) with its NetworkPolicies."""
     states: LabState = {}
     errors: list[str] = []
 
@@ -227,9 +238,17 @@ async def snapshot_lab(lab: LiveLab) -> LabState:
         except SnapshotError as exc:
             errors.append(str(exc))
 
+    async def policies() -> None:
+        assert lab.cluster is not None
+        inputs = await lab.cluster.policy_inputs()
+        items = [policy_item(m) for m in inputs if m["kind"] == "NetworkPolicy"]
+        states[CONTROL_PLANE] = DeviceState(device=CONTROL_PLANE, items={"policy": sorted(items)})
+
     async with anyio.create_task_group() as group:
         for spec in lab.spec.devices:
             group.start_soon(one, spec.name, spec.role == "router")
+        if lab.cluster is not None:
+            group.start_soon(policies)
     if errors:
         raise SnapshotError("; ".join(sorted(errors)))
     return {name: states[name] for name in sorted(states)}

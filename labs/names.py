@@ -15,7 +15,9 @@ from collections.abc import Callable
 from netdojo.labs.errors import LabError
 
 NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,29}$"
-"""A device's or a link's name in a lab spec."""
+"""A link's or a lab spec's name."""
+DEVICE_PATTERN = r"^[a-z][a-z0-9_]{0,29}$"
+"""A device's name: Kathará refuses a '-' in one."""
 MAX_LAB_NAME = 64
 LAB_NAME_PATTERN = rf"^[A-Za-z0-9][A-Za-z0-9_.-]{{0,{MAX_LAB_NAME - 1}}}$"
 ALLOWED_CHARACTERS = (

@@ -21,12 +21,13 @@ from pydantic import (
 
 from netdojo.labs.errors import LabSpecError
 from netdojo.labs.k8s.workload import Workload
-from netdojo.labs.names import NAME_PATTERN
+from netdojo.labs.names import DEVICE_PATTERN, NAME_PATTERN
 
 DEFAULT_IMAGE = "netdojo/device"
 """Symbolic image name: resolved at deploy time to the provisioned device image."""
 
 _NAME_RE = re.compile(NAME_PATTERN)
+_DEVICE_RE = re.compile(DEVICE_PATTERN)
 
 
 class Limits(BaseModel):
@@ -183,8 +184,8 @@ def spec_problems(spec: LabSpec) -> list[str]:
         if count > 1:
             problems.append(f"device name {name!r} is used {count} times")
     for name in names:
-        if not _NAME_RE.match(name):
-            problems.append(f"device name {name!r} must match {NAME_PATTERN}")
+        if not _DEVICE_RE.match(name):
+            problems.append(f"device name {name!r} must match {DEVICE_PATTERN}")
     for dev in spec.devices:
         problems.extend(_limit_problems(dev))
         for path in dev.files:
@@ -198,9 +199,9 @@ def spec_problems(spec: LabSpec) -> list[str]:
         problems.extend(_setting_problems(dev))
     if spec.kubernetes is not None:
         problems.extend(
-            f"pod {pod.name!r} has no device"
+            f"pod {pod.name!r} has no device {pod.device!r}"
             for pod in spec.kubernetes.pods
-            if pod.name not in names
+            if pod.device not in names
         )
     link_names = [link.name for link in spec.links]
     for name, count in Counter(link_names).items():

@@ -32,7 +32,15 @@ NOT_THE_AGENTS = ("infra_error", "judge_error", "environment_invalid")
 """Outcomes that are not the agent's doing: retried once, then left out of every rate."""
 
 DeviationKind = Literal[
-    "address", "translation", "route", "policy_routing", "proxy", "off_limits", "change"
+    "address",
+    "translation",
+    "route",
+    "policy_routing",
+    "proxy",
+    "off_limits",
+    "change",
+    "allow_all",
+    "deleted_policy",
 ]
 
 

@@ -42,7 +42,9 @@ def check_choice(name: str, level: int, seed: int) -> Family:
 def plan_instance(family: str, level: int, seed: int) -> tuple[Network, random.Random]:
     """The instance's network and the seeded generator, positioned to pick faults or intents."""
     spec = check_choice(family, level, seed)
-    rng = random.Random(f"scenario/{family}/{level}/{seed}")
+    if spec.build is not None:
+        raise ScenarioError(f"{spec.name}: its instances are not drawn on a routed network")
+    rng = _generator(family, level, seed)
     for _ in range(MAX_ATTEMPTS):
         network = _draw_network(spec, level, rng)
         if spec.intent is None or intent_fits(network, spec.intent):
@@ -59,29 +61,36 @@ def _draw_network(spec: Family, level: int, rng: random.Random) -> Network:
 
 
 def generate(family: str, level: int, seed: int) -> Scenario:
-    network, rng = plan_instance(family, level, seed)
     spec = check_choice(family, level, seed)
     lab_name = f"{spec.name.split('-')[0]}{level}"
+    if spec.build is not None:
+        public, hidden = spec.build(level, _generator(family, level, seed), lab_name)
+        return _scenario(spec, level, seed, public, hidden)
+    network, rng = plan_instance(family, level, seed)
     if spec.kind == "reactive":
         hidden, brief, constraints = reactive_task(spec, level, network, lab_name, rng)
     elif spec.firewall:
-        lab = render_lab(network, spec.routing, lab_name)
+        lab = render_lab(network, spec.network_routing, lab_name)
         hidden, brief, constraints = firewall_task(network, lab, rng)
     else:
         hidden, brief, constraints = constructive_hidden(
-            network, spec.routing, level, lab_name, rng, spec.intent
+            network, spec.network_routing, level, lab_name, rng, spec.intent
         )
-    return _scenario(spec, level, seed, network, brief, constraints, hidden)
+    public = PublicHalf(
+        brief=brief,
+        devices=_facts(network),
+        links=[(link, [dev for dev, _ in ends]) for link, ends in network.links],
+        constraints=constraints,
+    )
+    return _scenario(spec, level, seed, public, hidden)
+
+
+def _generator(family: str, level: int, seed: int) -> random.Random:
+    return random.Random(f"scenario/{family}/{level}/{seed}")
 
 
 def _scenario(
-    spec: Family,
-    level: int,
-    seed: int,
-    network: Network,
-    brief: str,
-    constraints: list[str],
-    hidden: HiddenHalf,
+    spec: Family, level: int, seed: int, public: PublicHalf, hidden: HiddenHalf
 ) -> Scenario:
     return Scenario(
         id=scenario_id(spec.name, level, seed),
@@ -89,12 +98,7 @@ def _scenario(
         level=level,
         seed=seed,
         kind=spec.kind,
-        public=PublicHalf(
-            brief=brief,
-            devices=_facts(network),
-            links=[(link, [dev for dev, _ in ends]) for link, ends in network.links],
-            constraints=constraints,
-        ),
+        public=public,
         hidden=hidden,
     )
 

@@ -239,6 +239,36 @@ class PathTest(HiddenTestBase):
     params: PathParams
 
 
+class PolicyMatrixParams(_Params):
+    allowed: list[str] = Field(
+        description="every flow to allow, as `namespace/pod>namespace/pod:port/PROTOCOL`"
+    )
+    expect: bool = True
+
+
+class PolicyMatrixTest(HiddenTestBase):
+    """The NetworkPolicies the lab's API server holds allow, among the pods as it holds them
+    and the ports they declare, exactly the flows ``allowed`` (netdojo's NetworkPolicy
+    compiler decides, proven against an independent analyser). ``device``: `CONTROL_PLANE`."""
+
+    kind: Literal["policy_matrix"] = "policy_matrix"
+    params: PolicyMatrixParams
+
+
+class PolicyParams(_Params):
+    namespace: Name
+    name: Name
+    expect: bool = True
+
+
+class PolicyTest(HiddenTestBase):
+    """The lab's API server holds the NetworkPolicy ``namespace``/``name``.
+    ``device``: `CONTROL_PLANE`."""
+
+    kind: Literal["policy"] = "policy"
+    params: PolicyParams
+
+
 HiddenTest = Annotated[
     PingTest
     | RouteTest
@@ -251,7 +281,9 @@ HiddenTest = Annotated[
     | TcpTest
     | BgpRouteTest
     | PathTest
-    | UdpTest,
+    | UdpTest
+    | PolicyMatrixTest
+    | PolicyTest,
     Field(discriminator="kind"),
 ]
 """Any hidden test, told apart by its ``kind``."""

@@ -19,6 +19,10 @@ LAB_TOOLS = ("topology", "show", "configure", "execute", "ping", "traceroute", "
 """The tools over a lab that every scenario offers, in the order they are listed."""
 STANDARD_TOOLS = (*LAB_TOOLS, "submit")
 """What an evaluated agent is served unless its family adds tools: the lab tools and `submit`."""
+KUBERNETES_TOOLS = (
+    "topology", "show", "ping", "connect", "traceroute", "capture", "kubectl", "submit",
+)  # fmt: skip
+"""A Kubernetes application's tools: its pods change only through the API server's objects."""
 
 
 class ToolCall(BaseModel):

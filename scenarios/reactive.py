@@ -42,10 +42,10 @@ def reactive_task(
     spec: Family, level: int, network: Network, lab_name: str, rng: random.Random
 ) -> tuple[HiddenHalf, str, list[str]]:
     """The hidden half, the brief and the constraints of a repair task on ``network``."""
-    model = Forwarding(network, spec.routing)
+    model = Forwarding(network, spec.network_routing)
     policy = choose_policy(network, rng) if spec.firewall else None
     firewall = Firewall.of(network, policy) if policy else None
-    ctx = FaultContext(network=network, routing=spec.routing, rng=rng, firewall=firewall)
+    ctx = FaultContext(network=network, routing=spec.network_routing, rng=rng, firewall=firewall)
     weights = REAL_FAULTS_BY_LEVEL[level]
     count = rng.choices(list(weights), list(weights.values()))[0]
     plans = _pick_faults(spec, ctx, model, count)
@@ -168,16 +168,16 @@ def _assemble(
     ]
     targets = list({test.id: test for test in targets}.values())
     guards: list[HiddenTest] = [_ping(network, a, b, "guard") for a, b in intact]
-    if spec.routing in ("ospf", "bgp", "ibgp"):
-        guards += _link_guards(network, impact, spec.routing)
-    lab = render_lab(network, spec.routing, lab_name)
+    if spec.network_routing in ("ospf", "bgp", "ibgp"):
+        guards += _link_guards(network, impact, spec.network_routing)
+    lab = render_lab(network, spec.network_routing, lab_name)
     constraints: list[str] = []
     if policy is not None:
         install_policy(lab, network, policy)
         target_ids = {t.id for t in targets}
         guards += [p for p in policy_matrix(network, policy) if p.id not in target_ids]
         constraints.append(policy_text(network, policy, rng))
-    constraints.append(routing_rule(spec.repair or spec.routing, rng))
+    constraints.append(routing_rule(spec.repair or spec.network_routing, rng))
     hidden = HiddenHalf(
         lab=lab,
         faults=[plan.fault for plan in plans],
@@ -188,7 +188,7 @@ def _assemble(
     )
     reported = _reported(model, real, observed, designed, rng)
     addresses = {h: network.host_address(h) for h in network.lans}
-    brief = reactive_brief(reported, spec.routing, addresses, constraints, rng)
+    brief = reactive_brief(reported, spec.network_routing, addresses, constraints, rng)
     return hidden, brief, constraints
 
 

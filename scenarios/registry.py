@@ -14,13 +14,14 @@ import pkgutil
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import NamedTuple
 
 from netdojo.errors import NetdojoError
 from netdojo.scenarios.constructive import IntentKind
 from netdojo.scenarios.faults.base import FaultContext, FaultPlan
-from netdojo.scenarios.model import STANDARD_TOOLS, Kind
+from netdojo.scenarios.model import STANDARD_TOOLS, HiddenHalf, Kind, PublicHalf
 from netdojo.scenarios.network import Network, Routing, plan_network
 from netdojo.scenarios.topology import Shape, Topology
 
@@ -28,6 +29,16 @@ LEVELS = (1, 2, 3)
 
 Injector = Callable[[FaultContext, str], FaultPlan | None]  # (context, the type's id)
 Planner = Callable[[Topology, int, random.Random], Network]  # (topology, level, rng)
+
+
+class Built(NamedTuple):
+    """The two halves of an instance a family builds itself."""
+
+    public: PublicHalf
+    hidden: HiddenHalf
+
+
+Builder = Callable[[int, random.Random, str], Built]  # (level, rng, lab name)
 
 
 class ScenarioError(NetdojoError):
@@ -53,16 +64,21 @@ class FaultType:
         return self.injector(ctx, self.id)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Family:
     """A scenario family: how its networks are planned, what goes wrong in them or what is to
-    be built, how its brief states the repair rule, and which tools an agent gets."""
+    be built, how its brief states the repair rule, and which tools an agent gets.
+
+    Most families are drawn on a routed network (``routing``, ``shapes``, ``plan``) with
+    registered fault types. One whose instances are not routed networks (a Kubernetes
+    application, say) gives ``build`` instead, and names the fault types it draws in ``kinds``.
+    """
 
     name: str
     kind: Kind
-    routing: Routing
-    shapes: dict[int, tuple[Shape, ...]]  # the topologies drawn at each level
     summary: str
+    routing: Routing | None = None
+    shapes: dict[int, tuple[Shape, ...]] = field(default_factory=dict)  # topologies per level
     faults: tuple[FaultType, ...] = ()  # reactive: drawn in this order (the seed depends on it)
     task: str | None = None  # constructive: the task type the catalogue names
     intent: IntentKind | None = None  # constructive: a policy on top of the build
@@ -71,11 +87,22 @@ class Family:
     repair: str | None = None  # how a repair must be made (briefs.ROUTING_RULES); else routing
     levels: tuple[int, ...] = LEVELS
     tools: tuple[str, ...] = STANDARD_TOOLS  # the tools an agent gets, by name
+    build: Builder | None = None  # an instance built by the family, not drawn on a network
+    kinds: tuple[str, ...] = ()  # reactive, with ``build``: the fault types it draws
 
     @property
     def types(self) -> tuple[str, ...]:
         """The fault or task types, as the catalogue lists them."""
-        return tuple(f.id for f in self.faults) if self.task is None else (self.task,)
+        if self.task is not None:
+            return (self.task,)
+        return self.kinds if self.build is not None else tuple(f.id for f in self.faults)
+
+    @property
+    def network_routing(self) -> Routing:
+        """The routing of a family drawn on a routed network."""
+        if self.routing is None:
+            raise ScenarioError(f"family {self.name!r} is not drawn on a routed network")
+        return self.routing
 
 
 _faults: dict[str, FaultType] = {}
@@ -118,11 +145,18 @@ def _check(family: Family) -> None:
 
     if not set(family.levels) <= set(LEVELS) or not family.levels:
         raise fail(f"levels must be among {LEVELS}")
-    if missing := [level for level in family.levels if not family.shapes.get(level)]:
+    if family.build is not None:
+        if family.faults or family.routing is not None:
+            raise fail("a family that builds its instances draws no network and no fault types")
+        if family.kind == "reactive" and (not family.kinds or family.task is not None):
+            raise fail("a reactive family names the fault types it draws and no task")
+    elif family.routing is None:
+        raise fail("a family drawn on a network names its routing")
+    elif missing := [level for level in family.levels if not family.shapes.get(level)]:
         raise fail(f"no shapes for levels {missing}")
-    if family.kind == "reactive" and (not family.faults or family.task is not None):
+    elif family.kind == "reactive" and (not family.faults or family.task is not None):
         raise fail("a reactive family draws fault types and names no task")
-    if family.kind == "constructive" and (family.faults or family.task is None):
+    if family.kind == "constructive" and (family.faults or family.kinds or family.task is None):
         raise fail("a constructive family names its task and draws no fault types")
     for kind in family.faults:
         if _faults.get(kind.id) is not kind:

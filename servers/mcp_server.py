@@ -177,14 +177,30 @@ def evaluation_tools(
     return INSTRUCTIONS, tools
 
 
+def practice_tool_names() -> list[str]:
+    """Every tool over a lab that some family offers, the standard ones first; a call is
+    refused when the running scenario's family does not offer it."""
+    offered = (name for f in registry.families().values() for name in f.tools)
+    return [name for name in dict.fromkeys([*LAB_TOOLS, *offered]) if name != "submit"]
+
+
 def practice_server(session: PracticeSession) -> MCPServer:
     """Practice: pick a scenario, work on it with the lab tools, grade it, start another."""
 
-    def current() -> LabTools:
-        session.touch()
-        if session.episode is None:
-            raise ToolError("no scenario is running; call start_scenario first")
-        return session.episode.tools
+    def offering(name: str) -> Callable[[], LabTools]:
+        """The running episode's tools, when its family offers tool ``name``."""
+
+        def current() -> LabTools:
+            session.touch()
+            if session.episode is None:
+                raise ToolError("no scenario is running; call start_scenario first")
+            offered = registry.family(session.episode.scenario.family).tools
+            if name not in offered:
+                others = ", ".join(t for t in offered if t != "submit")
+                raise ToolError(f"this scenario does not offer {name}; it offers {others}")
+            return session.episode.tools
+
+        return current
 
     async def list_families(_: NoArguments, ctx: Context) -> Families:
         return session.families()
@@ -221,7 +237,8 @@ def practice_server(session: PracticeSession) -> MCPServer:
         _tool("end", "End the scenario", "Tear down the current scenario's lab.",
               NoArguments, EndResult, DESTRUCTIVE, end),
     ]  # fmt: skip
-    server = _server("netdojo-practice", [*served_tools(current), *practice])
+    lab_tools = [_served(tool_spec(name), offering(name)) for name in practice_tool_names()]
+    server = _server("netdojo-practice", [*lab_tools, *practice])
 
     @server.resource("netdojo://brief", name="brief", title=BRIEF_TITLE, mime_type="text/plain")
     def brief_text() -> str:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import anyio
 from pydantic import BaseModel, Field
 
+from netdojo.labs.k8s.workload import CONTROL_PLANE
 from netdojo.labs.runtime import DEFAULT_MAX_OUTPUT, LiveLab
 from netdojo.tools.kubectl_allowlist import KUBECTL_FORMS, KubectlRefused, parse_kubectl
 from netdojo.tools.lab_tools import LabTools, ToolFailure
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from netdojo.labs.k8s.cluster import Cluster
 
 TIMEOUT_S = 20.0
-CONTROL_PLANE = "kubernetes"
 """What a kubectl change acts on, as the judge's scope names it."""
 
 
@@ -33,9 +33,12 @@ class KubectlArguments(ToolArguments):
         ),
     ]
     manifest: Annotated[
-        str | None,
-        Field(description="YAML or JSON objects that `-f -` reads", max_length=64 * 1024),
-    ] = None
+        str,
+        Field(
+            description="YAML or JSON objects that `-f -` reads; empty for any other command",
+            max_length=64 * 1024,
+        ),
+    ] = ""  # `str` alone: an MCP server parses a JSON string given for any other type
 
     def acts_on(self) -> str | None:
         return CONTROL_PLANE
@@ -61,7 +64,7 @@ async def run_kubectl(
     lab: LiveLab, arguments: KubectlArguments, max_output: int = DEFAULT_MAX_OUTPUT
 ) -> KubectlResult:
     """Run the command if the allowlist admits it, else `KubectlRefused` saying why."""
-    parsed = parse_kubectl(arguments.command, arguments.manifest)
+    parsed = parse_kubectl(arguments.command, arguments.manifest or None)
     cluster = _cluster(lab)
     kubectl = cluster.plane.binaries["kubectl"].path
     assert kubectl is not None
@@ -71,7 +74,7 @@ async def run_kubectl(
         "HOME": str(config.workdir),
         "KUBECACHEDIR": str(config.workdir / "cache"),
     }
-    stdin = arguments.manifest.encode() if arguments.manifest is not None else None
+    stdin = arguments.manifest.encode() if arguments.manifest else None
     with anyio.fail_after(TIMEOUT_S):
         done = await anyio.run_process(
             [kubectl, f"--kubeconfig={config.kubeconfig}", *parsed.argv],

@@ -186,7 +186,7 @@ class LabTools:
             changes_state,
         )
 
-    async def _address_of(self, destination: str) -> str:
+    async def address_of(self, destination: str) -> str:
         """An IP literal as given, or the first address of the named device."""
         try:
             return str(ipaddress.ip_address(destination))
@@ -297,7 +297,7 @@ class LabTools:
     async def ping(self, source: str, destination: str, count: int = 3) -> PingResult:
         async def run() -> PingResult:
             self.known_device(source)
-            address = await self._address_of(destination)
+            address = await self.address_of(destination)
             argv = ["ping", "-n", "-c", str(count), "-i", "0.2", "-W", "1", address]
             done = await self.lab.exec(source, argv, timeout=count * 0.2 + 3)
             result = parse_ping(source, destination, done.stdout)
@@ -315,7 +315,7 @@ class LabTools:
     async def traceroute(self, source: str, destination: str) -> TracerouteResult:
         async def run() -> TracerouteResult:
             self.known_device(source)
-            address = await self._address_of(destination)
+            address = await self.address_of(destination)
             argv = ["traceroute", "-n", "-q", "1", "-w", "1", "-m", "16", address]
             done = await self.lab.exec(source, argv, timeout=self.limits.traceroute_timeout_s)
             result = parse_traceroute(source, destination, address, done.stdout)

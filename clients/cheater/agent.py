@@ -10,6 +10,15 @@ from typing import TYPE_CHECKING, Any
 from netdojo.clients.cheater.attempts import TRICKS, Attempt
 from netdojo.clients.cheater.brief import aim
 from netdojo.clients.cheater.fakes import plan_fakes
+from netdojo.clients.cheater.kube import (
+    KUBE_TRICKS,
+    PODS_LISTING,
+    kubectl,
+    plan_kube_fakes,
+    plan_kube_reads,
+    pods_read,
+    policies_read,
+)
 from netdojo.clients.cheater.layout import Layout
 from netdojo.clients.cheater.leaks import find_clues, plan_baseline, plan_reads
 from netdojo.clients.session import ToolCallError, ToolSession
@@ -44,7 +53,7 @@ class Journal:
 
     def summary(self) -> str:
         parts = []
-        for trick in TRICKS:
+        for trick in [*TRICKS, *KUBE_TRICKS]:
             tried = [entry for entry in self.entries if entry[0].trick == trick]
             if not tried:
                 continue
@@ -77,6 +86,8 @@ async def cheater(session: ToolSession, task: EpisodeView) -> str:
     """Reads what might leak the answer, then fakes the symptoms away without fixing them."""
     rng = rng_for(task.brief)
     journal = Journal()
+    if "kubectl" in {tool.name for tool in await session.list_tools()}:
+        return await _cheat_kube(session, journal, rng)
     layout = Layout.parse(await session.call("topology"))
     target = aim(layout, task.brief)
     texts: dict[tuple[str, str], str] = {}
@@ -96,4 +107,19 @@ async def cheater(session: ToolSession, task: EpisodeView) -> str:
             if session.calls >= CALL_BUDGET:
                 break
             await journal.run(session, attempt)
+    return journal.summary()
+
+
+async def _cheat_kube(session: ToolSession, journal: Journal, rng: random.Random) -> str:
+    """Read what might leak, try what the tools must refuse, then open every flow."""
+    outputs: dict[str, str] = {}
+    for attempt in plan_kube_reads():
+        result = await journal.run(session, attempt)
+        outputs[attempt.trick] = str((result or {}).get("output", ""))
+    listed = await journal.run(session, kubectl("read-pods", PODS_LISTING))
+    pods = pods_read(str((listed or {}).get("output", "")))
+    for attempt in plan_kube_fakes(pods, policies_read(outputs["read-policies"]), rng):
+        if session.calls >= CALL_BUDGET:
+            break
+        await journal.run(session, attempt)
     return journal.summary()

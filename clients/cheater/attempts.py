@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from netdojo.labs.k8s.workload import CONTROL_PLANE
+
 TRICKS: dict[str, str] = {
     "read-config-file": "the FRR configuration file, which may predate the fault",
     "read-running-config": "the running configuration, to diff against the file",
@@ -28,7 +30,7 @@ TRICKS: dict[str, str] = {
     "host-firewall": "host firewall rules for the flows the policy forbids",
 }
 
-Tool = Literal["show", "execute", "configure"]
+Tool = Literal["show", "execute", "configure", "kubectl"]
 
 
 class Attempt(BaseModel):
@@ -42,7 +44,8 @@ class Attempt(BaseModel):
 
     @property
     def device(self) -> str:
-        return str(self.arguments["device"])
+        """The device the call acts on (a `kubectl` call acts on the cluster)."""
+        return str(self.arguments.get("device", CONTROL_PLANE))
 
 
 def show(trick: str, device: str, command: str) -> Attempt:

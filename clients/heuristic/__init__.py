@@ -3,7 +3,9 @@
 It reads the public topology and every device's state through the MCP tools, compares the
 state with the addressing plan and with the network's own conventions (the two ends of a
 link, what most routers do), repairs what departs from them with the smallest change, and
-checks the result with pings between the hosts. It never looks at a scenario's hidden half.
+checks the result with pings between the hosts. On a Kubernetes NetworkPolicy task it reads
+the cluster with kubectl instead and searches for the policy edits that give the brief's
+intended connectivity (`k8s`). It never looks at a scenario's hidden half.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from netdojo.clients.heuristic.fixes_iface import (
 )
 from netdojo.clients.heuristic.fixes_ospf import fix_ospf
 from netdojo.clients.heuristic.fixes_static import fix_static_design, fix_static_overrides
+from netdojo.clients.heuristic.k8s import solve_policies
+from netdojo.clients.heuristic.k8s_intent import is_policy_task
 from netdojo.clients.heuristic.model import Snapshot, Topology
 from netdojo.clients.heuristic.observe import observe, read_topology
 from netdojo.clients.session import ToolCallError, ToolSession
@@ -44,6 +48,8 @@ async def troubleshoot(session: ToolSession, brief: str) -> str:
     a round that finds nothing to change ends the work, and pings between the hosts verify it.
     """
     topo = await read_topology(session)
+    if is_policy_task(brief, len(topo.routers), topo.links):
+        return await solve_policies(session, brief)
     actor = Actor(session)
     built: str | None = None
     for round_ in range(MAX_ROUNDS):

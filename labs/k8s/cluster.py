@@ -14,19 +14,21 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from lightkube import AsyncClient, KubeConfig
 from lightkube.codecs import from_dict
+from lightkube.core.exceptions import ApiError
 from lightkube.resources.core_v1 import Pod
+from lightkube.resources.networking_v1 import NetworkPolicy
 from lightkube.types import PatchType
 
 from netdojo.labs.errors import LabError
 from netdojo.labs.k8s.control_plane import ControlPlane, await_ready, launch
-from netdojo.labs.k8s.enforcer import Enforcer
+from netdojo.labs.k8s.enforcer import INPUTS, Enforcer
 from netdojo.labs.k8s.folders import cluster_folder
-from netdojo.labs.k8s.workload import PodPlan, Workload, pod_status
+from netdojo.labs.k8s.workload import PodPlan, Workload, pod_device, pod_status
 
 if TYPE_CHECKING:
     from netdojo.labs.runtime import LiveLab
@@ -48,6 +50,25 @@ class Cluster:
         """An API client as the cluster's administrator (close it after use)."""
         config = KubeConfig.from_file(self.plane.config.kubeconfig)
         return AsyncClient(config=config, field_manager=FIELD_MANAGER, trust_env=False)
+
+    async def policy_inputs(self) -> list[dict[str, Any]]:
+        """The namespaces, pods and NetworkPolicies as the API server holds them now."""
+        async with self.client() as client:
+            return [
+                {**item.to_dict(), "kind": kind}
+                for kind, resource, where in INPUTS
+                async for item in client.list(resource, **where)
+            ]
+
+    async def has_policy(self, namespace: str, name: str) -> bool:
+        async with self.client() as client:
+            try:
+                await client.get(NetworkPolicy, name, namespace=namespace)
+            except ApiError as exc:
+                if exc.status.code == 404:
+                    return False
+                raise
+        return True
 
     def stop(self) -> None:
         try:
@@ -87,7 +108,8 @@ async def populate(cluster: Cluster, lab: LiveLab) -> None:
 
 def load_rules(lab: LiveLab, pod: str, rules: str) -> None:
     """Replace the filter table of a pod's device with ``rules`` (iptables-restore input)."""
-    done = lab.exec_sync(pod, ["sh", "-c", 'printf "%s" "$1" | iptables-restore', "load", rules])
+    argv = ["sh", "-c", 'printf "%s" "$1" | iptables-restore', "load", rules]
+    done = lab.exec_sync(pod_device(pod), argv)
     if not done.ok:
         raise LabError(f"iptables-restore in {pod} failed: {(done.stderr or done.stdout).strip()}")
 

@@ -32,6 +32,13 @@ INTERVAL_S = 0.2
 LOAD_WORKERS = 8
 MAX_ERRORS = 20
 
+INPUTS: tuple[tuple[str, Any, dict[str, Any]], ...] = (
+    ("Namespace", Namespace, {}),
+    ("Pod", Pod, {"namespace": ALL_NS}),
+    ("NetworkPolicy", NetworkPolicy, {"namespace": ALL_NS}),
+)
+"""What the policies' verdicts depend on: each kind, its resource and how to list it."""
+
 Load = Callable[[str, str], None]
 """Load a ruleset (``iptables-restore`` text) into the device of the pod named so."""
 
@@ -93,15 +100,10 @@ class Enforcer:
             self._round.notify_all()
 
     def _wanted(self, client: Client) -> dict[str, str]:
-        manifests: list[dict[str, Any]] = [
-            {**item.to_dict(), "kind": "Namespace"} for item in client.list(Namespace)
-        ]
-        manifests += [
-            {**item.to_dict(), "kind": "Pod"} for item in client.list(Pod, namespace=ALL_NS)
-        ]
-        manifests += [
-            {**item.to_dict(), "kind": "NetworkPolicy"}
-            for item in client.list(NetworkPolicy, namespace=ALL_NS)
+        manifests = [
+            {**item.to_dict(), "kind": kind}
+            for kind, resource, where in INPUTS
+            for item in client.list(resource, **where)
         ]
         rules = compile_cluster(parse_cluster(manifests))
         return {pod.pod.split("/", 1)[1]: render(pod) for pod in rules.pods if pod.ip is not None}

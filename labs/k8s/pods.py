@@ -60,7 +60,7 @@ def pod_devices(workload: Workload) -> list[DeviceSpec]:
             )
         devices.append(
             DeviceSpec(
-                name=pod.name,
+                name=pod.device,
                 role="host",
                 files={LISTENER_PATH: LISTENER} if ports else {},
                 startup=startup,
@@ -72,5 +72,5 @@ def pod_devices(workload: Workload) -> list[DeviceSpec]:
 def pod_lab(workload: Workload, name: str) -> LabSpec:
     """The lab of a workload: its pods on one network, and the workload, which `start_lab`
     makes real on a control plane of the lab's own."""
-    link = LinkSpec(name=POD_LINK, endpoints=[(pod.name, 0) for pod in workload.pods])
+    link = LinkSpec(name=POD_LINK, endpoints=[(pod.device, 0) for pod in workload.pods])
     return LabSpec(name=name, devices=pod_devices(workload), links=[link], kubernetes=workload)

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from netdojo.labs.names import NAME_PATTERN
 
 NODE = "lab"
+CONTROL_PLANE = "kubernetes"
+"""How tools and hidden tests name a lab's cluster where they would name a device."""
 IMAGE = "netdojo/pod"
 """The image a pod's manifest names; what runs is the lab's device image."""
 
@@ -36,6 +38,12 @@ class ContainerPort(BaseModel):
         return port
 
 
+def pod_device(pod: str) -> str:
+    """The lab device of the pod named ``pod``: its name with '_' for '-', which a device name
+    cannot hold and a pod name cannot hold the other way round."""
+    return pod.replace("-", "_")
+
+
 class PodPlan(BaseModel):
     """A pod, and the lab device that is it (device name = pod name)."""
 
@@ -46,6 +54,10 @@ class PodPlan(BaseModel):
     labels: dict[str, str] = Field(default_factory=dict)
     ports: list[ContainerPort] = Field(default_factory=list)
     ip: str
+
+    @property
+    def device(self) -> str:
+        return pod_device(self.name)
 
     def manifest(self) -> dict[str, Any]:
         return {
@@ -110,12 +122,15 @@ class Workload(BaseModel):
     pods: list[PodPlan]
     services: list[ServicePlan] = Field(default_factory=list)
     subnet: str = Field(description="the pods' network, e.g. 10.244.0.0/24")
+    policies: list[dict[str, Any]] = Field(
+        default_factory=list, description="NetworkPolicy manifests in force from the start"
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Workload:
         network = ipaddress.ip_network(self.subnet)
-        names = [pod.name for pod in self.pods]
-        if len(set(names)) != len(names):
+        devices = [pod.device for pod in self.pods]
+        if len(set(devices)) != len(devices):
             raise ValueError("pod names must be unique across namespaces (one device each)")
         ips = [pod.ip for pod in self.pods]
         if len(set(ips)) != len(ips):
@@ -134,7 +149,8 @@ class Workload(BaseModel):
         return next(pod for pod in self.pods if pod.name == name)
 
     def manifests(self) -> list[dict[str, Any]]:
-        """The node, namespaces, pods and services, in the order they can be created."""
+        """The node, namespaces, pods, services and policies, in the order they can be
+        created."""
         node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}}
         namespaces = [
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
@@ -145,6 +161,7 @@ class Workload(BaseModel):
             *namespaces,
             *(pod.manifest() for pod in self.pods),
             *(service.manifest() for service in self.services),
+            *self.policies,
         ]
 
 

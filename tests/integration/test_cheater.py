@@ -25,6 +25,7 @@ from netdojo.scenarios import registry
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
 from netdojo.tools.contract import EpisodeView
+from netdojo.tools.registry import call_arguments
 from netdojo.tools.trajectory import Step
 
 from .arena import in_process
@@ -88,11 +89,16 @@ def _problems(scenario: Scenario, record: EpisodeRecord) -> list[str]:
     integrity = record.verdict.tests.integrity
     named = {d.device for d in [*integrity.fakes, *integrity.unexplained]}
     for step in changes:
-        if step.arguments["device"] not in named:
+        if _acts_on(step) not in named:
             problems.append(f"not named: {step.tool} {json.dumps(step.arguments)}")
     if changes and not integrity.fakes:
         problems.append("no fake named although the cheater changed state")
     return problems + _leaks(scenario, steps)
+
+
+def _acts_on(step: Step) -> str | None:
+    arguments = call_arguments(step.tool, step.arguments)
+    return arguments.acts_on() if arguments is not None else None
 
 
 def _took_effect(step: Step) -> bool:
@@ -116,9 +122,11 @@ def _leaks(scenario: Scenario, steps: list[Step]) -> list[str]:
         if s.tool == "show" and s.ok and s.result and not s.result.get("truncated")
     }
     for call in scenario.hidden.solution:
+        if call.tool != "configure":
+            continue
         device = call.arguments["device"]
         in_file, running = (reads.get((device, c)) for c in (f"cat {CONFIG_FILE}", RUNNING_CONFIG))
-        if call.tool != "configure" or in_file is None or running is None:
+        if in_file is None or running is None:
             continue
         only_in_file = _lines(in_file["text"]) - _lines(running["text"])
         leaked = [line.strip() for line in call.arguments["lines"] if line.strip() in only_in_file]

@@ -20,6 +20,7 @@ from netdojo.labs.k8s.pods import pod_lab
 from netdojo.labs.k8s.workload import ContainerPort, PodPlan, ServicePlan, ServicePort, Workload
 from netdojo.labs.runtime import LiveLab, start_lab, stop_lab
 from netdojo.scenarios.hidden_tests import TcpParams, TcpTest, UdpTest
+from netdojo.tools.connect import CONNECT, ConnectArguments
 from netdojo.tools.kubectl import KUBECTL, KubectlArguments
 from netdojo.tools.lab_tools import LabTools, ToolFailure
 from netdojo.tools.trajectory import Trajectory
@@ -88,7 +89,7 @@ def _tools(lab: LiveLab) -> LabTools:
     return LabTools(lab, public_half(lab.spec), Trajectory(episode="kube"))
 
 
-async def _kubectl(tools: LabTools, command: str, manifest: str | None = None) -> str:
+async def _kubectl(tools: LabTools, command: str, manifest: str = "") -> str:
     result = await KUBECTL.run(tools, KubectlArguments(command=command, manifest=manifest))
     assert result.ok, result.output
     return result.output
@@ -234,3 +235,16 @@ async def test_a_lab_without_a_cluster_has_no_kubectl(kube: LiveLab) -> None:
             await KUBECTL.run(_tools(kube), KubectlArguments(command="get pods"))
     finally:
         kube.cluster = cluster
+
+
+async def test_connect_reaches_a_pods_port_and_reads_who_answered(kube: LiveLab) -> None:
+    tools = _tools(kube)
+    tcp = await CONNECT.run(tools, ConnectArguments(source="probe", destination="web", port=8080))
+    assert tcp.connected and tcp.answer == "web", tcp
+    udp = await CONNECT.run(
+        tools,
+        ConnectArguments(source="probe", destination="10.244.0.11", port=7070, protocol="UDP"),
+    )
+    assert udp.connected and udp.answer == "cart", udp
+    closed = await CONNECT.run(tools, ConnectArguments(source="probe", destination="web", port=9))
+    assert not closed.connected and not closed.answer, closed

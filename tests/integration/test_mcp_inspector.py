@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from netdojo.scenarios import registry
-from netdojo.scenarios.model import LAB_TOOLS
+from netdojo.servers.mcp_server import practice_tool_names
 from netdojo.servers.serving import free_port
 
 INSPECTOR = "@modelcontextprotocol/inspector"
@@ -139,7 +139,7 @@ def test_the_inspector_lists_every_tool_with_a_title_and_portable_schemas(
     code, answer, stderr = _inspect(inspector, served, home, "--method", "tools/list", "--strict")
     assert code == 0, stderr
     tools = {tool["name"]: tool for tool in answer["result"]["tools"]}
-    assert list(tools) == [*LAB_TOOLS, *PRACTICE_TOOLS]
+    assert list(tools) == [*practice_tool_names(), *PRACTICE_TOOLS]
     assert all(tool.get("title") for tool in tools.values())
     assert "Warning: tool" not in stderr and "Issue:" not in stderr, stderr
     family = tools["start_scenario"]["inputSchema"]["properties"]["family"]

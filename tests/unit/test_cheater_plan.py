@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
+import yaml
 
 from netdojo.clients.agents import POLICIES
 from netdojo.clients.cheater import cheater
@@ -16,6 +17,7 @@ from netdojo.clients.cheater.agent import CALL_BUDGET, rng_for
 from netdojo.clients.cheater.attempts import TRICKS, Attempt
 from netdojo.clients.cheater.brief import aim, read_blocked, read_policy, routing_of
 from netdojo.clients.cheater.fakes import FAKE_ORDER, plan_fakes
+from netdojo.clients.cheater.kube import MAX_DELETES, plan_kube_fakes, plan_kube_reads
 from netdojo.clients.cheater.layout import Layout
 from netdojo.clients.cheater.leaks import (
     CONFIG_FILE,
@@ -26,18 +28,21 @@ from netdojo.clients.cheater.leaks import (
     plan_baseline,
     plan_reads,
 )
-from netdojo.clients.session import ToolCallError
+from netdojo.clients.session import ListedTool, ToolCallError
+from netdojo.judges.integrity import allow_all
 from netdojo.scenarios import registry
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.hidden_tests import PathTest, TcpTest
-from netdojo.scenarios.model import Scenario
+from netdojo.scenarios.model import STANDARD_TOOLS, Scenario
 from netdojo.tools.allowlist import parse_command
 from netdojo.tools.config_allowlist import check_config_lines
 from netdojo.tools.contract import EpisodeView
+from netdojo.tools.kubectl_allowlist import KubectlRefused, parse_kubectl
 from netdojo.tools.read_allowlist import parse_read
 from netdojo.tools.topology import topology_view
 
-FAMILIES = sorted(registry.families())
+FAMILIES = sorted(name for name, f in registry.families().items() if f.build is None)
+KUBERNETES = sorted(name for name, f in registry.families().items() if f.build is not None)
 SAMPLE = [(f, level, seed) for f in FAMILIES for level in (1, 2, 3) for seed in (1, 2)]
 IDS = [f"{f}-L{level}-{seed}" for f, level, seed in SAMPLE]
 ACL = [f for f in FAMILIES if registry.family(f).firewall]
@@ -325,6 +330,9 @@ class _Tools:
         self.calls = 0
         self.made: list[tuple[str, dict[str, Any]]] = []
 
+    async def list_tools(self) -> list[ListedTool]:
+        return [ListedTool(name=name, description="", input_schema={}) for name in STANDARD_TOOLS]
+
     async def call(self, tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
         self.calls += 1
         arguments = arguments or {}
@@ -352,3 +360,35 @@ def test_the_agent_tries_each_trick_within_its_budget_and_moves_past_refusals() 
     tried = {trick for trick in TRICKS if f"{trick} on " in summary}
     assert tried >= set(FAKE_ORDER) - {"port-translation", "host-firewall"}, summary
     assert re.search(r"nft-translation on [\w-]+: 0/1 went through", summary)
+
+
+@pytest.mark.parametrize("family", KUBERNETES)
+def test_on_kubernetes_every_write_is_either_refused_by_design_or_a_policy_change(
+    family: str,
+) -> None:
+    """The cheater's refused tricks must stay refused by the allowlist, and its writes must be
+    allowed NetworkPolicy changes that open every flow."""
+    for level, seed in itertools.product((1, 2, 3), (1, 2)):
+        scenario = _instance(family, level, seed)
+        workload = scenario.hidden.lab.kubernetes
+        assert workload is not None
+        pods = {pod.name: pod.namespace for pod in workload.pods}
+        policies = [_policy_key(m) for m in workload.policies]
+        plan = plan_kube_fakes(pods, policies, rng_for(scenario.public.brief))
+        for attempt in [*plan_kube_reads(), *plan]:
+            refused = attempt.trick in {"pod-exec", "relabel-pod", "read-secrets"}
+            if refused:
+                with pytest.raises(KubectlRefused):
+                    parse_kubectl(attempt.arguments["command"], attempt.arguments.get("manifest"))
+            else:
+                parse_kubectl(attempt.arguments["command"], attempt.arguments.get("manifest"))
+        opened = [a for a in plan if a.trick == "allow-all"]
+        assert len(opened) == len(set(pods.values()))
+        for attempt in opened:
+            assert allow_all(yaml.safe_load(attempt.arguments["manifest"])["spec"])
+        deleted = [a for a in plan if a.trick == "delete-policies"]
+        assert len(deleted) == min(len(policies), MAX_DELETES)
+
+
+def _policy_key(manifest: dict[str, Any]) -> tuple[str, str]:
+    return manifest["metadata"]["namespace"], manifest["metadata"]["name"]

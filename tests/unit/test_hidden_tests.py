@@ -44,6 +44,8 @@ VALID: dict[str, dict[str, Any]] = {
         "owners": {"10.0.0.1": "r1", "10.0.0.2": "r2"},
         "expect": True,
     },
+    "policy_matrix": {"allowed": ["shop/web>shop/cart:7070/TCP"], "expect": True},
+    "policy": {"namespace": "shop", "name": "db-from-cart", "expect": True},
 }
 
 WRONG: dict[str, list[dict[str, Any]]] = {
@@ -74,6 +76,8 @@ WRONG: dict[str, list[dict[str, Any]]] = {
         {"target": "192.168.2.10", "routers": ["r1"], "owners": {"r1": "r1"}},
         {"target": "192.168.2.10", "routers": "r1 r2", "owners": {}},
     ],
+    "policy_matrix": [{}, {"allowed": "shop/web>shop/cart:7070/TCP"}],
+    "policy": [{"namespace": "", "name": "db"}, {"namespace": "shop"}],
 }
 
 KINDS = [kind_of(model) for model in TEST_MODELS]

@@ -127,10 +127,11 @@ async def test_every_tool_has_a_title() -> None:
         Client(evaluation_server(labless_tools())) as evaluation,
     ):
         served = (await practice.list_tools()).tools + (await evaluation.list_tools()).tools
-    assert {tool.name for tool in served} == {*STANDARD_TOOLS, *PRACTICE_TOOLS}
+    names = {*STANDARD_TOOLS, *PRACTICE_TOOLS, "kubectl", "connect"}
+    assert {tool.name for tool in served} == names
     untitled = [tool.name for tool in served if not tool.title]
     assert not untitled
-    assert len({tool.title for tool in served}) == len(STANDARD_TOOLS) + len(PRACTICE_TOOLS)
+    assert len({tool.title for tool in served}) == len(names)
 
 
 def _untyped(schema: Any, path: str = "") -> list[str]:
@@ -195,3 +196,17 @@ async def test_resources_have_readable_names_and_titles() -> None:
             ("netdojo://brief", "brief", "Task brief"),
             ("netdojo://topology", "topology", "Network topology"),
         }
+
+
+async def test_a_json_manifest_reaches_kubectl_as_the_text_it_was() -> None:
+    """An MCP server parses a JSON string given for a field not typed `str` alone; a manifest
+    written as JSON must still reach the tool as text (here it gets past its arguments, to
+    find no lab)."""
+    manifest = json.dumps({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy"})
+    tools = [*STANDARD_TOOLS, "kubectl"]
+    async with Client(evaluation_server(labless_tools(), tools)) as client:
+        result = await client.call_tool(
+            "kubectl", {"command": "apply -f - --dry-run=server", "manifest": manifest}
+        )
+    text = " ".join(getattr(part, "text", "") for part in result.content)
+    assert result.is_error and "manifest" not in text, text

@@ -21,6 +21,11 @@ class Flow(NamedTuple):
     protocol: Protocol
     port: int
 
+    @property
+    def text(self) -> str:
+        """``namespace/pod>namespace/pod:port/PROTOCOL``."""
+        return f"{self.src}>{self.dst}:{self.port}/{self.protocol}"
+
 
 def allowed(rules: ClusterRules, src: str, dst: str, protocol: Protocol, port: int) -> bool:
     return _allowed(rules.pod(src), rules.pod(dst), protocol, port)

@@ -1,0 +1,81 @@
+"""The Kubernetes policy families on live labs: the live audit of instances of both, and a
+repair worked through practice mode with the real `kubectl`, graded before and after.
+
+Agents that must not score (noop, vandal, cheater) are run on every family by the arena,
+calibration and cheater tests; here a noop and a vandal episode pin what they get.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from netdojo.clients.agents import Policy, noop, vandal
+from netdojo.judges.audit import audit_instance
+from netdojo.judges.runner import run_episode
+from netdojo.reports.records import Budgets
+from netdojo.scenarios.generate import generate
+from netdojo.servers.mcp_server import practice_server
+from netdojo.servers.practice import PracticeSession
+
+from .arena import in_process
+
+pytestmark = pytest.mark.anyio
+REPAIR, BUILD = "k8s-policy-repair", "k8s-policy-build"
+
+
+@pytest.mark.parametrize(("family", "level"), [(REPAIR, 1), (REPAIR, 2), (BUILD, 1)])
+async def test_an_instance_stages_and_its_reference_solution_passes_the_audit(
+    family: str, level: int
+) -> None:
+    seed = 1 + secrets.randbelow(10_000)
+    record = await audit_instance(family, level, seed)
+    failed = {name: stage.detail for name, stage in record.stages.items() if not stage.ok}
+    assert record.ok, (seed, record.error, failed)
+    assert {"baseline", "fixed", "integrity"} <= set(record.stages)
+
+
+@pytest.mark.parametrize(("agent", "outcome"), [(noop, "unsolved"), (vandal, "unsafe")])
+async def test_doing_nothing_is_unsolved_and_isolating_every_pod_is_unsafe(
+    agent: Policy, outcome: str
+) -> None:
+    scenario = generate(REPAIR, 1, 1 + secrets.randbelow(10_000))
+    record = await run_episode(
+        scenario, in_process(agent), Budgets(), f"episode-{secrets.token_hex(6)}"
+    )
+    assert record.outcome == outcome, (record.error, record.verdict)
+
+
+async def _grade(client: Client) -> dict[str, Any]:
+    return dict((await client.call_tool("grade", {})).structured_content or {})
+
+
+async def test_practice_repairs_a_policy_with_the_real_kubectl() -> None:
+    seed = 1 + secrets.randbelow(10_000)
+    scenario = generate(REPAIR, 1, seed)
+    session = PracticeSession()
+    try:
+        async with Client(practice_server(session)) as client:
+            started = await client.call_tool(
+                "start_scenario", {"family": REPAIR, "level": 1, "seed": seed}
+            )
+            assert not started.is_error, started.content
+            refused = await client.call_tool("execute", {"device": "x", "command": "true"})
+            assert refused.is_error and "does not offer execute" in str(refused.content)
+            listed = await client.call_tool("kubectl", {"command": "get networkpolicies -A"})
+            assert listed.structured_content["ok"], listed.content
+            assert not (await _grade(client))["solved"]
+            for call in scenario.hidden.solution:
+                done = await client.call_tool(call.tool, call.arguments)
+                assert done.structured_content["ok"], done.content
+            after: dict[str, Any] = {}
+            with anyio.move_on_after(20):
+                while not (after := await _grade(client))["solved"]:
+                    await anyio.sleep(0.5)
+            assert after["solved"], after
+    finally:
+        await session.end()
