@@ -5,12 +5,13 @@ show."""
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
 from netdojo.tools.lab_tools import LabTools
-from netdojo.tools.reachability import Destination
 from netdojo.tools.spec import Device, ToolArguments, ToolSpec
 
 TCP_WAIT_S = 2
@@ -18,9 +19,17 @@ UDP_WAIT_S = 1
 MAX_ANSWER = 200
 
 
+SERVICE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+"""A Service's name in any of the forms a pod's resolver knows (``cart``, ``cart.shop``,
+``cart.shop.svc.cluster.local``)."""
+
+
 class ConnectArguments(ToolArguments):
     source: Device
-    destination: Destination
+    destination: str = Field(
+        description="an IP address, a device name, or on a Kubernetes application a Service's "
+        "name (cart, cart.shop, cart.shop.svc.cluster.local), resolved in the source pod"
+    )
     port: Annotated[int, Field(ge=1, le=65535)]
     protocol: Literal["TCP", "UDP"] = "TCP"
 
@@ -43,10 +52,22 @@ def probe_argv(address: str, port: int, protocol: str) -> list[str]:
     return ["sh", "-c", f"nc -w {TCP_WAIT_S} {address} {port} </dev/null"]
 
 
+async def _address(tools: LabTools, destination: str) -> str:
+    """What the probe connects to: a Service's name as given on a Kubernetes application (the
+    source pod resolves it), otherwise an address (`LabTools.address_of`)."""
+    if tools.lab.spec.kubernetes is not None and SERVICE_NAME.match(destination):
+        try:
+            ipaddress.ip_address(destination)
+        except ValueError:
+            if not tools.is_device(destination):
+                return destination
+    return await tools.address_of(destination)
+
+
 async def _run(tools: LabTools, arguments: ConnectArguments) -> ConnectResult:
     async def run() -> ConnectResult:
         tools.known_device(arguments.source)
-        address = await tools.address_of(arguments.destination)
+        address = await _address(tools, arguments.destination)
         argv = probe_argv(address, arguments.port, arguments.protocol)
         done = await tools.lab.exec(arguments.source, argv, timeout=TCP_WAIT_S + 3)
         answer = next((line for line in done.stdout.splitlines() if line.strip()), "")
@@ -54,6 +75,8 @@ async def _run(tools: LabTools, arguments: ConnectArguments) -> ConnectResult:
         error = None
         if done.exit_code is None or done.timed_out:
             error = (done.stderr or "the probe did not finish").strip()[:MAX_ANSWER]
+        elif not connected and done.stderr.strip():
+            error = done.stderr.strip()[:MAX_ANSWER]
         return ConnectResult(
             source=arguments.source,
             destination=arguments.destination,

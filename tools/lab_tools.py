@@ -118,6 +118,9 @@ class LabTools:
         self._devices = {d.name: d for d in public.devices}
 
     # helpers ---------------------------------------------------------------------------
+    def is_device(self, name: str) -> bool:
+        return name in self._devices
+
     def known_device(self, name: str) -> str:
         """``name`` if the topology has it; else a `ToolFailure` listing the devices."""
         if name not in self._devices:

@@ -20,7 +20,7 @@ import anyio
 from lightkube import AsyncClient, KubeConfig
 from lightkube.codecs import from_dict
 from lightkube.core.exceptions import ApiError
-from lightkube.resources.core_v1 import Pod
+from lightkube.resources.core_v1 import Pod, Service
 from lightkube.resources.networking_v1 import NetworkPolicy
 from lightkube.types import PatchType
 
@@ -28,6 +28,13 @@ from netdojo.labs.errors import LabError
 from netdojo.labs.k8s.control_plane import ControlPlane, await_ready, launch
 from netdojo.labs.k8s.enforcer import INPUTS, Enforcer
 from netdojo.labs.k8s.folders import cluster_folder
+from netdojo.labs.k8s.services import (
+    endpoint_slices,
+    hosts_file,
+    nat_table,
+    resolv_conf,
+    service_routes,
+)
 from netdojo.labs.k8s.workload import PodPlan, Workload, pod_device, pod_status
 
 if TYPE_CHECKING:
@@ -97,13 +104,43 @@ async def populate(cluster: Cluster, lab: LiveLab) -> None:
     """Once the pods' devices have booted: wait for the API server, create the workload's
     objects, report every pod running, and enforce the policies from then on."""
     await await_ready(cluster.plane)
+    cluster_ips: dict[tuple[str, str], str] = {}
     async with cluster.client() as client:
         for manifest in cluster.workload.manifests():
-            await client.create(from_dict(manifest))
+            created = await client.create(from_dict(manifest))
+            if isinstance(created, Service) and created.metadata and created.spec:
+                where = (created.metadata.namespace or "", created.metadata.name or "")
+                cluster_ips[where] = created.spec.clusterIP or ""
+        for endpoints in endpoint_slices(cluster.workload):
+            await client.create(from_dict(endpoints))
         await report_running(client, cluster.workload)
+    await serve_services(lab, cluster.workload, cluster_ips)
     cluster.enforcer = Enforcer(cluster.plane.config.kubeconfig, partial(load_rules, lab))
     await anyio.to_thread.run_sync(cluster.enforcer.start)
     cluster.ready_s = time.monotonic() - cluster.launched
+
+
+async def serve_services(
+    lab: LiveLab, workload: Workload, cluster_ips: dict[tuple[str, str], str]
+) -> None:
+    """Give every pod the Services: their names in its hosts file and resolver, their
+    ClusterIPs translated in its nat table (`netdojo.labs.k8s.services`)."""
+    nat = nat_table(service_routes(workload, cluster_ips))
+
+    async def serve(pod: PodPlan) -> None:
+        script = (
+            'printf "%s" "$1" > /etc/hosts && printf "%s" "$2" > /etc/resolv.conf && '
+            'printf "%s" "$3" | iptables-restore'
+        )
+        hosts = hosts_file(pod, workload, cluster_ips)
+        argv = ["sh", "-c", script, "serve", hosts, resolv_conf(pod), nat]
+        done = await lab.exec(pod.device, argv)
+        if not done.ok:
+            raise LabError(f"services in {pod.name}: {(done.stderr or done.stdout).strip()}")
+
+    async with anyio.create_task_group() as group:
+        for pod in workload.pods:
+            group.start_soon(serve, pod)
 
 
 def load_rules(lab: LiveLab, pod: str, rules: str) -> None:

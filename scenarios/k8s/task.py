@@ -41,6 +41,7 @@ from netdojo.scenarios.k8s.policy_faults import (
     PolicyFault,
     PolicyFaults,
 )
+from netdojo.scenarios.k8s.red_herring import draw_red_herring, herring_fault
 from netdojo.scenarios.model import (
     DeviceFacts,
     Fault,
@@ -52,6 +53,8 @@ from netdojo.scenarios.model import (
 from netdojo.scenarios.registry import Built, ScenarioError
 
 FAULTS_AT_LEVEL = {1: 1, 2: 2, 3: 3}
+HERRING_LEVEL = 2
+"""The level from which a repair carries a red herring, as the routing repairs do."""
 TARGET_PROBES = 4
 """Flows a fault changed that are probed live, per fault (the matrix test covers them all)."""
 PRESENT_PROBES = 2
@@ -207,7 +210,7 @@ def repair_instance(level: int, rng: random.Random, lab_name: str) -> Built:
         if drawn is not None:
             rules = task_constraints(words, repair=True)
             public = public_half(app, task_brief(app, words, True, rules), rules)
-            return Built(public, _repair(app, intended, drawn, rng, lab_name))
+            return Built(public, _repair(app, intended, drawn, rng, lab_name, level))
     raise ScenarioError(f"k8s policy repair: no level {level} application took its faults")
 
 
@@ -217,7 +220,9 @@ def _repair(
     drawn: list[PolicyFault],
     rng: random.Random,
     lab_name: str,
+    level: int,
 ) -> HiddenHalf:
+    """The faults in order, then at levels 2-3 a red herring (`k8s.red_herring`)."""
     intent = call_matrix(app)
     faults, before = [], intended
     for fault in drawn:
@@ -230,6 +235,7 @@ def _repair(
         matrix_test(intent),
     ]
     added = {(r.namespace, r.name) for d in drawn for r in d.fix.delete}
+    herring = draw_red_herring(app, intended, before, rng) if level >= HERRING_LEVEL else None
     adherence: list[HiddenTest] = [
         PolicyTest(
             id=f"adherence:policy:{namespace}/{name}",
@@ -240,6 +246,10 @@ def _repair(
         for namespace, name in _refs(intended)
         if (namespace, name) not in added
     ]
+    if herring is not None:
+        oddity, kept = herring_fault(herring)
+        faults.append(oddity)
+        adherence.append(kept)
     workload = app.workload.model_copy(update={"policies": intended})
     return HiddenHalf(
         lab=pod_lab(workload, lab_name),

@@ -1,7 +1,7 @@
 """Kubernetes labs: pods as devices on a real API server of the lab's own, and the real kubectl
 through the tool surface.
 
-One lab for the module: two namespaces, four pods with TCP and UDP ports, a service. The
+One lab for the module: two namespaces, four pods with TCP and UDP ports, two services. The
 control plane must be gone with the lab: processes, ports and files.
 """
 
@@ -11,6 +11,7 @@ import json
 import os
 import socket
 from collections.abc import AsyncIterator
+from typing import Literal
 
 import anyio
 import pytest
@@ -60,7 +61,16 @@ WORKLOAD = Workload(
             name="cart",
             namespace="shop",
             selector={"app": "cart"},
-            ports=[ServicePort(port=7070, target=7070)],
+            ports=[
+                ServicePort(port=7070, target=7070, name="tcp"),
+                ServicePort(port=7070, target=7070, protocol="UDP", name="udp"),
+            ],
+        ),
+        ServicePlan(
+            name="db",
+            namespace="shop",
+            selector={"app": "db"},
+            ports=[ServicePort(port=15432, target="pg", name="sql")],
         ),
     ],
     subnet="10.244.0.0/24",
@@ -176,6 +186,8 @@ async def test_a_policy_is_enforced_in_the_pods_once_applied_and_lifted_once_del
     assert await _answer(kube, "web", db, 5432) == "no answer"
     assert await _answer(kube, "probe", db, 5432) == "no answer"
     assert await _answer(kube, "web", cart, 7070) == "cart", "only db is isolated"
+    assert await _via_service(tools, "cart", "db.shop", 15432) == "db"
+    assert await _via_service(tools, "web", "db.shop", 15432) == "no answer", "policy after DNAT"
     done = await kube.exec("db", ["iptables", "-S", "NETDOJO-INGRESS"])
     assert f"-A NETDOJO-INGRESS -s {cart.ip}/32 -p tcp -m tcp --dport 5432 -j ACCEPT" in done.stdout
     await _kubectl(tools, "delete networkpolicy db-from-cart -n shop")
@@ -183,6 +195,46 @@ async def test_a_policy_is_enforced_in_the_pods_once_applied_and_lifted_once_del
     assert await _answer(kube, "web", db, 5432) == "db"
     assert not enforcer.errors, enforcer.errors
     assert web.name in enforcer.applied
+
+
+async def _via_service(
+    tools: LabTools, source: str, service: str, port: int, protocol: Literal["TCP", "UDP"] = "TCP"
+) -> str:
+    arguments = ConnectArguments(source=source, destination=service, port=port, protocol=protocol)
+    result = await CONNECT.run(tools, arguments)
+    return result.answer if result.connected else "no answer"
+
+
+async def test_services_resolve_by_name_in_their_namespace_and_reach_the_pods_they_select(
+    kube: LiveLab,
+) -> None:
+    tools = _tools(kube)
+    service = json.loads(await _kubectl(tools, "get service cart -n shop -o json"))
+    cluster_ip = service["spec"]["clusterIP"]
+    own = await kube.exec("web", ["getent", "hosts", "cart"])
+    assert own.stdout.split()[0] == cluster_ip, own
+    other = await kube.exec("probe", ["getent", "hosts", "cart"])
+    assert not other.ok, "a short name resolves only in the service's own namespace"
+    full = await kube.exec("probe", ["getent", "hosts", "cart.shop.svc.cluster.local"])
+    assert full.stdout.split()[0] == cluster_ip, full
+    outside = await kube.exec("probe", ["getent", "hosts", "example.com"])
+    assert not outside.ok, "no name outside the cluster resolves"
+    assert await _via_service(tools, "probe", "cart.shop", 7070) == "cart"
+    assert await _via_service(tools, "probe", "cart.shop.svc", 7070, "UDP") == "cart"
+    assert await _via_service(tools, "probe", cluster_ip, 7070) == "cart"
+    assert await _via_service(tools, "probe", "db.shop.svc.cluster.local", 15432) == "db"
+    unknown = await CONNECT.run(
+        tools, ConnectArguments(source="probe", destination="nowhere.shop", port=80)
+    )
+    assert not unknown.connected and unknown.error, unknown
+    slices = json.loads(await _kubectl(tools, "get endpointslices -n shop -o json"))
+    addresses = {
+        item["metadata"]["labels"]["kubernetes.io/service-name"]: [
+            address for endpoint in item["endpoints"] for address in endpoint["addresses"]
+        ]
+        for item in slices["items"]
+    }
+    assert addresses == {"cart": [WORKLOAD.pod("cart").ip], "db": [WORKLOAD.pod("db").ip]}
 
 
 def _udp(source: str, target: PodPlan, port: int) -> UdpTest:

@@ -118,7 +118,30 @@ def test_the_faults_break_the_intent_and_the_solution_restores_it(
             if isinstance(t, PolicyTest)
         }
         assert kept and kept <= set(solved), scenario.id
-        assert len(scenario.hidden.faults) == scenario.level
+        assert sum(not f.red_herring for f in scenario.hidden.faults) == scenario.level
+
+
+def test_from_level_2_a_red_herring_is_kept_and_changes_no_flow_faulty_or_repaired(
+    repairs: list[Scenario],
+) -> None:
+    for scenario in repairs:
+        herrings = [f for f in scenario.hidden.faults if f.red_herring]
+        assert len(herrings) == (scenario.level >= 2), scenario.id
+        if not herrings:
+            continue
+        herring = herrings[0]
+        where = tuple(herring.device.split("/"))
+        start = start_policies(scenario)
+        without = {key: m for key, m in start.items() if key != where}
+        assert where in start and len(without) == len(start) - 1, scenario.id
+        assert allowed_flows(scenario, without) == allowed_flows(scenario, start), scenario.id
+        solved = replay(start, scenario.hidden.solution)
+        repaired = {key: m for key, m in solved.items() if key != where}
+        assert allowed_flows(scenario, repaired) == intent(scenario), scenario.id
+        assert f"adherence.red_herring:{herring.device}" in {
+            t.id for t in scenario.hidden.adherence
+        }
+        assert not herring.fix and herring.present, scenario.id
 
 
 def test_every_probe_expects_the_verdict_of_its_state(repairs: list[Scenario]) -> None:
