@@ -119,7 +119,7 @@ def _json(done: ExecResult, what: str) -> Any:
 
 
 async def _vtysh_json(ctx: CheckContext, device: str, command: str) -> dict[str, Any]:
-    parsed = _json(await ctx.lab.vtysh(device, command), f"`{command}`")
+    parsed = _json(await ctx.lab.exec_entered(device, ["vtysh", "-c", command]), f"`{command}`")
     return parsed if isinstance(parsed, dict) else {}
 
 
@@ -135,7 +135,7 @@ def parse_counters(snmp: str) -> dict[str, int]:
 
 
 async def _counters(lab: LiveLab, device: str) -> dict[str, int]:
-    done = ran(await lab.exec(device, ["cat", "/proc/net/snmp"]), "reading counters")
+    done = ran(await lab.exec_entered(device, ["cat", "/proc/net/snmp"]), "reading counters")
     if not done.ok:
         raise CheckUnavailable(f"cannot read counters on {device}: {done.stderr.strip()}")
     return parse_counters(done.stdout)
@@ -179,7 +179,7 @@ async def _ping(ctx: CheckContext, test: PingTest) -> Observed:
     argv = ["ping", "-c", "2", "-i", "0.2", "-W", "1", "-q", target]
 
     async def ping() -> ExecResult:
-        return await ctx.lab.exec(test.device, argv)
+        return await ctx.lab.exec_entered(test.device, argv)
 
     if ctx.owners is None:
         done = ran(await ping(), "ping")
@@ -204,7 +204,7 @@ async def _tcp(ctx: CheckContext, test: TcpTest) -> Observed:
     target, port = test.params.target, str(test.params.port)
 
     async def connect() -> ExecResult:
-        return await ctx.lab.exec(test.device, ["nc", "-z", "-w", "2", target, port])
+        return await ctx.lab.exec_entered(test.device, ["nc", "-z", "-w", "2", target, port])
 
     if ctx.owners is None:
         done = ran(await connect(), "nc")
@@ -227,7 +227,7 @@ async def _udp(ctx: CheckContext, test: UdpTest) -> Observed:
     argv = ["sh", "-c", f"echo probe | nc -u -w 1 {target} {port}"]
 
     async def send() -> ExecResult:
-        return await ctx.lab.exec(test.device, argv)
+        return await ctx.lab.exec_entered(test.device, argv)
 
     if ctx.owners is None:
         done = ran(await send(), "nc -u")
@@ -301,7 +301,10 @@ async def _ospf_full(ctx: CheckContext, test: OspfAdjacencyTest) -> Observed:
 @checker(ConfigTest)
 async def _config(ctx: CheckContext, test: ConfigTest) -> Observed:
     pattern = test.params.pattern.strip()
-    done = ran(await ctx.lab.vtysh(test.device, "show running-config"), "show running-config")
+    done = ran(
+        await ctx.lab.exec_entered(test.device, ["vtysh", "-c", "show running-config"]),
+        "show running-config",
+    )
     if not done.ok or "end" not in done.stdout.split():
         raise CheckUnavailable(f"{test.device}: no complete running-config")
     lines = [line.strip() for line in done.stdout.splitlines()]
@@ -314,7 +317,7 @@ async def _config(ctx: CheckContext, test: ConfigTest) -> Observed:
 
 async def _ip_json(ctx: CheckContext, device: str, argv: list[str]) -> list[Any]:
     """`ip -j …` output; an interface that does not exist reads as nothing."""
-    done = ran(await ctx.lab.exec(device, argv), " ".join(argv[:4]))
+    done = ran(await ctx.lab.exec_entered(device, argv), " ".join(argv[:4]))
     if not done.ok and "does not exist" in done.stderr:
         return []
     parsed = _json(done, " ".join(argv[:4]))
@@ -358,7 +361,7 @@ async def _bgp_session(ctx: CheckContext, test: BgpSessionTest) -> Observed:
 async def _path(ctx: CheckContext, test: PathTest) -> Observed:
     target, owners = test.params.target, test.params.owners
     argv = ["traceroute", "-n", "-q", "1", "-w", "1", "-m", "30", target]
-    done = ran(await ctx.lab.exec(test.device, argv, timeout=45), "traceroute")
+    done = ran(await ctx.lab.exec_entered(test.device, argv, timeout=45), "traceroute")
     trace = parse_traceroute(test.device, target, target, done.stdout)
     hops = trace.hops[:-1] if trace.reached else trace.hops
     crossed = [owners.get(h.address or "", h.address or "*") for h in hops]

@@ -201,7 +201,7 @@ def parse_state(device: str, output: str, router: bool) -> DeviceState:
 
 
 async def snapshot_device(lab: LiveLab, device: str, router: bool) -> DeviceState:
-    done = await lab.exec(
+    done = await lab.exec_entered(
         device,
         ["sh", "-c", _script(router)],
         timeout=SNAPSHOT_TIMEOUT_S,

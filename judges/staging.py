@@ -119,8 +119,8 @@ async def save_running_config(lab: LiveLab) -> None:
     the running state at all."""
 
     async def save(device: str) -> None:
-        await lab.vtysh(device, "write memory", timeout=30)
-        await lab.exec(device, ["rm", "-f", "/etc/frr/frr.conf.sav"])
+        script = "vtysh -c 'write memory' && rm -f /etc/frr/frr.conf.sav"
+        await lab.exec_entered(device, ["sh", "-c", script], timeout=30)
 
     async with anyio.create_task_group() as group:
         for spec in lab.spec.devices:

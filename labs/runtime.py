@@ -37,6 +37,7 @@ from netdojo.labs.deployment import (
 )
 from netdojo.labs.errors import EngineUnavailable, LabError, LabSpecError, UnknownDeviceError
 from netdojo.labs.exec_stream import read_capped
+from netdojo.labs.host_read import can_enter, owned_by, run_entered
 from netdojo.labs.kathara_backend import (
     DEPLOY_LABEL,
     OWNER_LABEL,
@@ -170,6 +171,46 @@ class LiveLab:
             duration_s=round(duration, 4),
             timed_out=code in (124, 137) and duration >= timeout,
             truncated=truncated,
+        )
+
+    def exec_entered_sync(
+        self,
+        device: str,
+        argv: list[str],
+        timeout: float = DEFAULT_TIMEOUT_S,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+    ) -> ExecResult:
+        """The judge's own read of a device, entered from the host (`netdojo.labs.host_read`)
+        when this process may and the device's first process is still its container's; a
+        Docker exec otherwise. Never for an agent's command."""
+        container = self._container(device)
+        pid = int(container.attrs["State"]["Pid"])
+        if not can_enter() or not owned_by(pid, container.id):
+            return self.exec_sync(device, argv, timeout, max_output)
+        started = time.monotonic()
+        code, out, err, truncated = run_entered(pid, argv, timeout, max_output)
+        duration = time.monotonic() - started
+        return ExecResult(
+            device=device,
+            argv=list(argv),
+            exit_code=code,
+            stdout=out.decode(errors="replace"),
+            stderr=err.decode(errors="replace"),
+            duration_s=round(duration, 4),
+            timed_out=code is None or (code in (124, 137) and duration >= timeout),
+            truncated=truncated,
+        )
+
+    async def exec_entered(
+        self,
+        device: str,
+        argv: list[str],
+        timeout: float = DEFAULT_TIMEOUT_S,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+    ) -> ExecResult:
+        return await anyio.to_thread.run_sync(
+            partial(self.exec_entered_sync, device, argv, timeout, max_output),
+            abandon_on_cancel=True,
         )
 
     async def exec(

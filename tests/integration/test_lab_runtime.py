@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 
 import anyio
 import pytest
 
 from netdojo.labs.errors import LabError, UnknownDeviceError
+from netdojo.labs.host_read import owned_by
 from netdojo.labs.runtime import LiveLab, deploy_lab, start_lab, stop_lab
 from netdojo.labs.samples import (
     DAEMONS,
@@ -69,6 +71,41 @@ async def test_exec_output_is_capped(triangle: LiveLab) -> None:
     assert result.duration_s < 5
     left = await triangle.exec("r1", ["pgrep", "-x", "yes"])
     assert left.exit_code == 1, left.stdout
+
+
+async def test_an_entered_command_sees_what_a_docker_exec_sees(triangle: LiveLab) -> None:
+    for argv in (
+        ["hostname"],
+        ["ip", "-j", "address", "show"],
+        ["sh", "-c", "head -1 /proc/net/snmp; cat /proc/sys/net/ipv4/ip_forward"],
+        ["vtysh", "-c", "show running-config"],
+        ["sh", "-c", "echo out; echo err >&2; exit 3"],
+    ):
+        entered = await triangle.exec_entered("r1", argv)
+        execed = await triangle.exec("r1", argv)
+        assert (entered.exit_code, entered.stdout, entered.stderr) == (
+            execed.exit_code,
+            execed.stdout,
+            execed.stderr,
+        ), argv
+
+
+async def test_an_entered_command_is_timed_out_capped_and_leaves_nothing(
+    triangle: LiveLab,
+) -> None:
+    slow = await triangle.exec_entered("r1", ["sleep", "30"], timeout=1)
+    assert slow.timed_out and slow.duration_s < 5, slow
+    left = await triangle.exec("r1", ["pgrep", "-x", "sleep"])
+    assert left.exit_code == 1, left.stdout
+    long = await triangle.exec_entered("r1", ["sh", "-c", "yes | head -c 200000"], max_output=1000)
+    assert long.truncated and len(long.stdout) == 1000
+
+
+async def test_a_process_outside_the_container_is_not_entered(triangle: LiveLab) -> None:
+    container = triangle._container("r1")
+    assert owned_by(int(container.attrs["State"]["Pid"]), container.id)
+    assert not owned_by(os.getpid(), container.id)
+    assert not owned_by(2**22 + 1, container.id), "a process that does not exist"
 
 
 async def test_unknown_device_lists_the_valid_ones(triangle: LiveLab) -> None:
