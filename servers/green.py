@@ -20,7 +20,6 @@ import json
 from collections.abc import Awaitable
 from typing import Any
 
-import anyio
 from a2a.helpers import (
     get_data_parts,
     get_message_text,
@@ -44,7 +43,7 @@ from netdojo.reports.summary import summarized
 from netdojo.scenarios.model import Scenario
 from netdojo.servers.endpoints import EndpointHost
 from netdojo.servers.mcp_server import episode_server
-from netdojo.servers.progress import HEARTBEAT_S, Progress, heartbeat
+from netdojo.servers.progress import HEARTBEAT_S, Progress, beating
 from netdojo.servers.purple_link import (
     Participant,
     PurpleAgent,
@@ -330,12 +329,8 @@ class GreenExecutor(AgentExecutor):
         url = participant.url
         await updater.start_work(message=say(f"assessing {role} at {url} (A2A {purple.protocol})"))
         progress.sent()
-        async with anyio.create_task_group() as group:
-            group.start_soon(heartbeat, progress, beat, self.heartbeat_s)
-            assessed = await run_assessment(
-                config, f"{purple.name} ({url})", agent_for, on_record, skip=skip
-            )
-            group.cancel_scope.cancel()
+        work = run_assessment(config, f"{purple.name} ({url})", agent_for, on_record, skip=skip)
+        assessed = await beating(progress, beat, work, self.heartbeat_s)
         result = summarized(assessed)
         trajectories = [
             {"episode_id": r.episode_id, "trajectory": r.trajectory.model_dump(mode="json")}

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
+
+T = TypeVar("T")
 
 HEARTBEAT_S = 2.0
 
@@ -75,3 +77,24 @@ async def heartbeat(
             progress.sent()
             quiet = 0.0
         await anyio.sleep(every_s - quiet)
+
+
+async def beating(
+    progress: Progress,
+    beat: Callable[[], Awaitable[None]],
+    work: Awaitable[T],
+    every_s: float = HEARTBEAT_S,
+) -> T:
+    """``work``'s result, with the `heartbeat` going while it runs; its error is raised as
+    itself, not as a group of one."""
+    done: list[T] = []
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(heartbeat, progress, beat, every_s)
+            done.append(await work)
+            group.cancel_scope.cancel()
+    except BaseExceptionGroup as failed:
+        if len(failed.exceptions) == 1:
+            raise failed.exceptions[0] from None
+        raise
+    return done[0]

@@ -25,7 +25,7 @@ from netdojo.scenarios.generate import generate
 from netdojo.servers import green
 from netdojo.servers.a2a_app import JSONRPC_PATH
 from netdojo.servers.apps import green_app
-from netdojo.servers.progress import HEARTBEAT_S, Progress, heartbeat
+from netdojo.servers.progress import HEARTBEAT_S, Progress, beating, heartbeat
 from netdojo.servers.purple_link import Participant, PurpleAgent, read_card
 from netdojo.servers.serving import free_port, serve_uvicorn
 from netdojo.tools.contract import HANDOFF_KEY, EpisodeView
@@ -292,3 +292,34 @@ async def test_progress_counts_episodes_and_beats_only_in_silence() -> None:
         await anyio.sleep(0.4)
         group.cancel_scope.cancel()
     assert len(beats) == 3 and beats[2] - sent >= 0.39
+
+
+async def test_work_done_while_beating_returns_its_result_and_raises_its_own_error() -> None:
+    async def beat() -> None:
+        pass
+
+    async def answer() -> int:
+        await anyio.sleep(0.05)
+        return 42
+
+    async def fail() -> int:
+        raise RuntimeError("the engine went away")
+
+    assert await beating(Progress(1), beat, answer(), 0.01) == 42
+    with pytest.raises(RuntimeError, match="the engine went away"):
+        await beating(Progress(1), beat, fail(), 0.01)
+
+
+async def test_a_0_3_client_is_told_why_an_assessment_failed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def broken(*args: Any, **kwargs: Any) -> Assessment:
+        raise RuntimeError("the engine went away")
+
+    monkeypatch.setattr(green, "run_assessment", broken)
+    async with _served(_noop()) as purple, _served(_green) as url:
+        request = json.dumps({"participants": {"agent": purple}, "config": {"seeds": [1]}})
+        code, events = await peers.client("send", url, "--text", request, "--streaming")
+    assert code == 1
+    assert "the engine went away" in events[-1]["error"], events[-1]
+    assert "TaskGroup" not in events[-1]["error"]
