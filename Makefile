@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTHON ?= python3
 
-.PHONY: demo test setup kubernetes browser doctor lint bench clean-venv
+.PHONY: demo test setup kubernetes browser a2a-v0.3 doctor lint bench clean-venv
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "netdojo needs Python 3.11 or newer"'
@@ -32,7 +32,12 @@ browser:
 	@command -v chromium >/dev/null || { echo "chromium missing; installing it"; \
 		apt-get update -q && apt-get install -y -q chromium; }
 
-test: setup kubernetes browser
+# The A2A 0.3 SDK (latest 0.3.x) in a virtual environment of its own under netdojo's state
+# folder, made once: the tests run 0.3 clients and agents with it, as AgentBeats' stack speaks.
+a2a-v0.3: $(STAMP)
+	$(BIN)/python -m tests.a2a_v0_3.env
+
+test: setup kubernetes browser a2a-v0.3
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest; rc=$$?; \

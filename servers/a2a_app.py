@@ -1,5 +1,12 @@
 """An A2A agent as a Starlette app: the agent card and the JSON-RPC and REST bindings.
 
+It speaks A2A 1.0 and 0.3 alike. The card lists a 0.3 JSON-RPC interface beside the 1.0 ones,
+so it also carries the 0.3 fields (a top-level ``url``, ``protocolVersion``,
+``preferredTransport``) that a 0.3 client requires; the JSON-RPC endpoint answers 0.3 methods
+(``message/send``, ``message/stream``, ``tasks/get``, ...) beside the 1.0 ones, told apart by
+the method's name, and it answers on the agent's base URL too, where 0.3 agents usually serve
+it and where AgentBeats' gateway posts whatever the card says. REST is 1.0 only.
+
 With a token, every request but for the public agent card needs ``Authorization: Bearer
 <token>`` (401 otherwise), and the card declares the HTTP bearer scheme as required.
 """
@@ -37,6 +44,7 @@ from netdojo import __version__
 from netdojo.servers.bearer import BearerGuard
 
 JSONRPC_PATH = "/a2a/jsonrpc"
+BASE_PATH = "/"
 REST_PATH = "/a2a/rest"
 MAX_REQUEST_BYTES = 4 * 2**20
 """Larger requests get 413 (a JSON-RPC "payload too large" error), as the MCP transport does."""
@@ -57,6 +65,9 @@ def agent_card(
             ),
             AgentInterface(
                 protocol_binding="HTTP+JSON", protocol_version="1.0", url=f"{base}{REST_PATH}"
+            ),
+            AgentInterface(
+                protocol_binding="JSONRPC", protocol_version="0.3.0", url=f"{base}{JSONRPC_PATH}"
             ),
         ],
         capabilities=AgentCapabilities(streaming=streaming, push_notifications=False),
@@ -92,9 +103,16 @@ def a2a_routes(
     handler = DefaultRequestHandler(
         agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card
     )
+    jsonrpc = [
+        route
+        for path in (JSONRPC_PATH, BASE_PATH)
+        for route in create_jsonrpc_routes(
+            handler, rpc_url=path, context_builder=context_builder, enable_v0_3_compat=True
+        )
+    ]
     return [
         *create_agent_card_routes(card),
-        *create_jsonrpc_routes(handler, rpc_url=JSONRPC_PATH, context_builder=context_builder),
+        *jsonrpc,
         *create_rest_routes(handler, path_prefix=REST_PATH, context_builder=context_builder),
     ]
 

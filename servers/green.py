@@ -3,23 +3,23 @@
 It takes ``{"participants": {"<role>": "<url>"}, "config": {…}}`` (as a data part, or as JSON
 text; a participant that requires a bearer token is ``{"url": …, "token": …}``), rejects
 anything else with the reason, and for each episode hands the purple agent the brief and an MCP
-endpoint of its own (``mode: "mcp"``), or plays the tools by messages (``mode: "text"``). Each
-finished episode is streamed as a status update; the task ends with a ``results`` artifact (the
-assessment result) and a ``trajectories`` artifact. Neither the participant's token nor an
-episode's reaches them, nor the stored task. What the purple agent is handed names no scenario:
-the episode id (also its A2A context and its MCP endpoint's path) is random, and the scenario's
-identity is handed out only in a calibration run (for the oracle).
+endpoint of its own (``mode: "mcp"``), or plays the tools by messages (``mode: "text"``). It
+calls purple agents of A2A 1.0 or 0.3, as their cards offer (`netdojo.servers.purple_link`).
+Each finished episode is streamed as a status update, and while episodes run a progress update
+goes out whenever nothing else did for a couple of seconds (`netdojo.servers.progress`); the
+task ends with a ``results`` artifact (the assessment result) and a ``trajectories`` artifact.
+Neither the participant's token nor an episode's reaches them, nor the stored task. What the
+purple agent is handed names no scenario: the episode id (also its A2A context and its MCP
+endpoint's path) is random, and the scenario's identity is handed out only in a calibration run
+(for the oracle).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable
 from typing import Any
 
-import httpx
-from a2a.client import ClientConfig, create_client
 from a2a.helpers import (
     get_data_parts,
     get_message_text,
@@ -32,26 +32,27 @@ from a2a.helpers import (
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
-from a2a.types import AgentSkill, Message, Role, SendMessageRequest, TaskState
+from a2a.types import AgentSkill, Message, Role, TaskState
 from mcp import Client
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SecretStr,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from netdojo.errors import describe
 from netdojo.judges.assessment import AssessmentConfig, Slot, run_assessment, schedule
 from netdojo.reports.records import EpisodeRecord
 from netdojo.reports.summary import summarized
 from netdojo.scenarios.model import Scenario
-from netdojo.servers.bearer import check_token
 from netdojo.servers.endpoints import EndpointHost
 from netdojo.servers.mcp_server import episode_server
+from netdojo.servers.progress import HEARTBEAT_S, Progress, beating
+from netdojo.servers.purple_link import (
+    Participant,
+    PurpleAgent,
+    a2a_client,
+    action_of,
+    read_card,
+    report_of,
+    send,
+)
 from netdojo.servers.withheld import MARK, hide, participant_tokens, without
 from netdojo.tools.contract import (
     HANDOFF_KEY,
@@ -61,8 +62,6 @@ from netdojo.tools.contract import (
     EpisodeView,
     Handoff,
     ListedTool,
-    Reply,
-    ReplyUsage,
 )
 from netdojo.tools.lab_tools import LabTools
 from netdojo.tools.trajectory import scrubbed
@@ -80,31 +79,6 @@ SKILL = AgentSkill(
     tags=["networking", "evaluation", "frr"],
     examples=['{"participants": {"agent": "http://127.0.0.1:9010"}, "config": {"episodes": 4}}'],
 )
-
-
-class Participant(BaseModel):
-    """A purple agent: its A2A URL and, if it asks for one, the bearer token to call it with."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    url: str = Field(description="the purple agent's A2A URL")
-    token: SecretStr | None = Field(
-        default=None, description="sent as `Authorization: Bearer <token>`; never recorded"
-    )
-
-    @field_validator("url")
-    @classmethod
-    def _http(cls, url: str) -> str:
-        if not url.startswith(("http://", "https://")):
-            raise ValueError(f"participant URL {url!r} must be http(s)")
-        return url
-
-    @field_validator("token")
-    @classmethod
-    def _form(cls, token: SecretStr | None) -> SecretStr | None:
-        if token is not None:
-            check_token(token.get_secret_value())
-        return token
 
 
 class AssessmentRequest(BaseModel):
@@ -166,65 +140,6 @@ def _problems(exc: ValidationError | ValueError) -> str:
     return str(exc)
 
 
-@asynccontextmanager
-async def _a2a_client(participant: Participant, timeout_s: float) -> AsyncIterator[Any]:
-    url, token = participant.url, participant.token
-    headers = {"Authorization": f"Bearer {token.get_secret_value()}"} if token else None
-    timeout = httpx.Timeout(timeout_s, connect=10.0)
-    async with httpx.AsyncClient(headers=headers, timeout=timeout) as http:
-        config = ClientConfig(streaming=False, httpx_client=http)
-        async with await create_client(url, client_config=config) as client:
-            yield client
-
-
-async def _send(client: Any, message: Message) -> Message:
-    """One request, one reply; a failed purple task raises."""
-    reply: Message | None = None
-    async for response in client.send_message(SendMessageRequest(message=message)):
-        kind = response.WhichOneof("payload")
-        if kind == "message":
-            reply = response.message
-        elif kind == "task":
-            task = response.task
-            if task.status.state != TaskState.TASK_STATE_COMPLETED:
-                state = TaskState.Name(task.status.state)
-                raise RuntimeError(f"the purple agent's task ended {state}")
-            reply = task.status.message
-    if reply is None:
-        raise RuntimeError("the purple agent sent no reply")
-    return reply
-
-
-def _reply_data(reply: Message) -> Reply:
-    """The reply's data part as the contract reads it: the first that reads; else empty."""
-    for part in get_data_parts(list(reply.parts)):
-        if isinstance(part, dict):
-            try:
-                data = Reply.model_validate(part)
-            except ValidationError:
-                continue
-            if data.model_fields_set:
-                return data
-    return Reply()
-
-
-def _report(reply: Message, turns: int) -> AgentReport:
-    """The agent's report from its reply: its answer or error, its effort (``turns`` counted
-    here unless it counts them) and its model's record."""
-    data = _reply_data(reply)
-    usage = data.usage or ReplyUsage()
-    given: dict[str, Any] = {
-        "status": "error" if data.error else "done",
-        "detail": data.error or get_message_text(reply)[:2000],
-        "turns": usage.turns or turns,
-    }
-    if usage.prompt_tokens:
-        given["tokens_in"] = usage.prompt_tokens
-    if usage.completion_tokens:
-        given["tokens_out"] = usage.completion_tokens
-    return AgentReport.of(data.model, **given)
-
-
 def handoff(view: EpisodeView, **given: Any) -> dict[str, Any]:
     """The episode as the purple agent is handed it: its opaque id and ``given`` (mode,
     endpoint, tools); the instance's identity only when the view has it (calibration)."""
@@ -259,12 +174,8 @@ async def _keeping_secrets(
     return report
 
 
-def _secrets(participant: Participant) -> list[str]:
-    return [participant.token.get_secret_value()] if participant.token else []
-
-
-def mcp_agent(participant: Participant, endpoints: EndpointHost, config: AssessmentConfig) -> Agent:
-    """The purple agent ``participant``, handed an MCP endpoint of its own for the episode."""
+def mcp_agent(purple: PurpleAgent, endpoints: EndpointHost, config: AssessmentConfig) -> Agent:
+    """The purple agent ``purple``, handed an MCP endpoint of its own for the episode."""
 
     async def turn(view: EpisodeView, url: str, token: str) -> AgentReport:
         given = handoff(view, mode="mcp", mcp_url=url, token=token)
@@ -273,32 +184,33 @@ def mcp_agent(participant: Participant, endpoints: EndpointHost, config: Assessm
             context_id=view.episode_id,
             role=Role.ROLE_USER,
         )
-        async with _a2a_client(participant, config.time_budget_s + 30) as client:
-            return _report(await _send(client, message), turns=1)
+        async with a2a_client(purple, config.time_budget_s + 30) as client:
+            return report_of(await send(client, message), turns=1)
 
     async def agent(view: EpisodeView) -> AgentReport:
         key = view.episode_id
         endpoint = await endpoints.add(key, episode_server(view))
         try:
             work = turn(view, endpoint.url, endpoint.token)
-            return await _keeping_secrets(view, [endpoint.token, *_secrets(participant)], work)
+            secrets = [endpoint.token, *purple.participant.secrets()]
+            return await _keeping_secrets(view, secrets, work)
         finally:
             endpoints.remove(key)
 
     return agent
 
 
-def text_agent(participant: Participant, config: AssessmentConfig) -> Agent:
-    """The purple agent ``participant`` working by messages: one JSON action per reply."""
+def text_agent(purple: PurpleAgent, config: AssessmentConfig) -> Agent:
+    """The purple agent ``purple`` working by messages: one JSON action per reply."""
 
     async def agent(view: EpisodeView) -> AgentReport:
-        return await _keeping_secrets(view, _secrets(participant), turn(view))
+        return await _keeping_secrets(view, purple.participant.secrets(), turn(view))
 
     async def turn(view: EpisodeView) -> AgentReport:
         key = view.episode_id
         async with (
             Client(episode_server(view)) as tools,
-            _a2a_client(participant, config.time_budget_s + 30) as client,
+            a2a_client(purple, config.time_budget_s + 30) as client,
         ):
             listed = [
                 ListedTool(name=t.name, description=t.description, input_schema=t.input_schema)
@@ -318,12 +230,12 @@ def text_agent(participant: Participant, config: AssessmentConfig) -> Agent:
             )
             bad, turns = 0, 0
             while True:
-                reply = await _send(client, message)
+                reply = await send(client, message)
                 turns += 1
-                report = _report(reply, turns)
+                report = report_of(reply, turns)
                 if report.status == "error":
                     return report
-                action = _action(reply)
+                action = action_of(reply)
                 if action is None:
                     bad += 1
                     if bad > MAX_BAD_REPLIES:
@@ -350,27 +262,6 @@ def text_agent(participant: Participant, config: AssessmentConfig) -> Agent:
     return agent
 
 
-def _action(reply: Message) -> tuple[str, dict[str, Any]] | None:
-    action: Any = _reply_data(reply).action
-    if action is None:
-        try:
-            action = json.loads(get_message_text(reply).strip())
-        except json.JSONDecodeError:
-            return None
-    if not isinstance(action, dict) or not isinstance(action.get("tool"), str):
-        return None
-    arguments = action.get("arguments") or {}
-    return (action["tool"], arguments) if isinstance(arguments, dict) else None
-
-
-def _asks_for_credentials(card: dict[str, Any]) -> bool:
-    """Whether every way the card offers to call the agent names a security scheme."""
-    requirements = card.get("securityRequirements")
-    if not isinstance(requirements, list) or not requirements:
-        return False
-    return all(isinstance(r, dict) and r.get("schemes") for r in requirements)
-
-
 def _episode_line(slot: Slot, record: EpisodeRecord, total: int) -> str:
     return (
         f"episode {slot.index + 1}/{total}: {record.family} L{record.level} seed {record.seed}"
@@ -386,8 +277,9 @@ def _episode_metadata(record: EpisodeRecord) -> dict[str, Any]:
 
 
 class GreenExecutor(AgentExecutor):
-    def __init__(self, endpoints: EndpointHost) -> None:
+    def __init__(self, endpoints: EndpointHost, heartbeat_s: float = HEARTBEAT_S) -> None:
         self.endpoints = endpoints
+        self.heartbeat_s = heartbeat_s
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         message = context.message
@@ -403,32 +295,42 @@ class GreenExecutor(AgentExecutor):
         try:
             request = parse_request(message)
             role, participant = next(iter(request.participants.items()))
-            name = await self._admit(participant, request.config)
+            purple = await self._admit(participant, request.config)
         except (ValidationError, ValueError) as exc:
             await updater.reject(message=say(f"bad assessment request: {_problems(exc)}"))
             return
         config = request.config
         agent = text_agent if config.mode == "text" else None
-        total = [0]
+        skip = set(request.skip)
+        progress = Progress(sum(1 for slot in schedule(config) if slot.index not in skip))
 
         def agent_for(slot: Slot, scenario: Scenario) -> Agent:
+            progress.episode_started()
             if agent is not None:
-                return agent(participant, config)
-            return mcp_agent(participant, self.endpoints, config)
+                return agent(purple, config)
+            return mcp_agent(purple, self.endpoints, config)
 
         async def on_record(slot: Slot, record: EpisodeRecord) -> None:
-            total[0] += 1
+            progress.episode_done()
             await updater.update_status(
                 TaskState.TASK_STATE_WORKING,
-                message=say(_episode_line(slot, record, total[0])),
+                message=say(_episode_line(slot, record, progress.total)),
                 metadata=_episode_metadata(record),
+            )
+            progress.sent()
+
+        async def beat() -> None:
+            await updater.update_status(
+                TaskState.TASK_STATE_WORKING,
+                message=say(progress.line()),
+                metadata=progress.metadata(),
             )
 
         url = participant.url
-        await updater.start_work(message=say(f"assessing {role} at {url}"))
-        assessed = await run_assessment(
-            config, f"{name} ({url})", agent_for, on_record, skip=set(request.skip)
-        )
+        await updater.start_work(message=say(f"assessing {role} at {url} (A2A {purple.protocol})"))
+        progress.sent()
+        work = run_assessment(config, f"{purple.name} ({url})", agent_for, on_record, skip=skip)
+        assessed = await beating(progress, beat, work, self.heartbeat_s)
         result = summarized(assessed)
         trajectories = [
             {"episode_id": r.episode_id, "trajectory": r.trajectory.model_dump(mode="json")}
@@ -449,25 +351,18 @@ class GreenExecutor(AgentExecutor):
             )
         )
 
-    async def _admit(self, participant: Participant, config: AssessmentConfig) -> str:
-        """The agent's name from its card; the oracle reads the answers, so it may only take
-        part in a calibration run, and an agent whose card asks for a token needs one."""
-        url = participant.url
-        async with httpx.AsyncClient(timeout=10.0) as http:
-            try:
-                card = (await http.get(f"{url.rstrip('/')}/.well-known/agent-card.json")).json()
-            except (httpx.HTTPError, json.JSONDecodeError) as exc:
-                raise ValueError(f"cannot read the agent card at {url}: {exc}") from None
-        if not isinstance(card, dict):
-            raise ValueError(f"the agent card at {url} is not a JSON object")
-        if card.get("name") == ORACLE_NAME and not config.calibration:
+    async def _admit(self, participant: Participant, config: AssessmentConfig) -> PurpleAgent:
+        """The agent with its card; the oracle reads the answers, so it may only take part in
+        a calibration run, and an agent whose card asks for a token needs one."""
+        purple = PurpleAgent(participant, await read_card(participant))
+        if purple.name == ORACLE_NAME and not config.calibration:
             raise ValueError("the oracle takes part only when config.calibration is true")
-        if _asks_for_credentials(card) and participant.token is None:
+        if purple.asks_for_credentials() and participant.token is None:
             raise ValueError(
-                f"the agent at {url} requires credentials (its card's securityRequirements): "
-                'give the participant as {"url": …, "token": …}'
+                f"the agent at {participant.url} requires credentials (its card's security "
+                'requirements): give the participant as {"url": …, "token": …}'
             )
-        return str(card.get("name") or "agent")
+        return purple
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         await TaskUpdater(event_queue, context.task_id or "", context.context_id or "").cancel()

@@ -1,6 +1,7 @@
 """Bearer tokens on the A2A servers, over real sockets on 127.0.0.1: a green agent and a
 built-in purple agent that each require one refuse every other credential on every route of
-both bindings, serve their cards to anyone, and take the right token; one `netdojo run`
+both bindings (JSON-RPC methods of A2A 1.0 and 0.3 alike), serve their cards to anyone, and
+take the right token; one `netdojo run`
 against a purple agent that requires a token (and echoes it) writes that token nowhere."""
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from netdojo.clients.assessor import assess
 from netdojo.clients.purple import CallerContextBuilder, PurpleExecutor
 from netdojo.clients.session import ToolCallError, ToolSession
 from netdojo.errors import NetdojoError
-from netdojo.servers.a2a_app import JSONRPC_PATH, a2a_app, a2a_routes, agent_card
+from netdojo.servers.a2a_app import BASE_PATH, JSONRPC_PATH, a2a_app, a2a_routes, agent_card
 from netdojo.servers.apps import green_app
 from netdojo.servers.green import SKILL
 from netdojo.servers.serving import free_port, serve_uvicorn
@@ -45,7 +46,13 @@ JSONRPC_METHODS = [
     "SubscribeToTask", "GetExtendedAgentCard", "CreateTaskPushNotificationConfig",
     "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs",
     "DeleteTaskPushNotificationConfig",
+    # A2A 0.3
+    "message/send", "message/stream", "tasks/get", "tasks/cancel", "tasks/resubscribe",
+    "tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get",
+    "tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete",
+    "agent/getAuthenticatedExtendedCard",
 ]  # fmt: skip
+STREAMS = ("SendStreamingMessage", "message/stream")
 CREDENTIALS = [
     "Bearer", "Bearer {token}x", "Bearer x{token}", "Token {token}", "{token}", "Basic {basic}",
     "Bearer {token} {token}", "Bearer {lower}",
@@ -88,7 +95,7 @@ def _calls() -> list[tuple[str, str, bytes]]:
             for method in sorted(leaf.methods or ()):
                 if method == "HEAD" or path == CARD:
                     continue
-                if path == JSONRPC_PATH:
+                if path in (JSONRPC_PATH, BASE_PATH):
                     calls += [(method, path, _rpc(name)) for name in JSONRPC_METHODS]
                 else:
                     calls.append((method, path, b"{}" if method == "POST" else b""))
@@ -114,13 +121,14 @@ async def test_every_route_refuses_every_other_credential(
     servers: dict[str, Served], server: str
 ) -> None:
     """Every route without the token, with a wrong one and with it in the query; every other
-    credential on a call of each kind (JSON-RPC, its stream, REST, REST under a tenant)."""
+    credential on a call of each kind (JSON-RPC on either path, its streams of either
+    version, REST, REST under a tenant)."""
     served = servers[server]
     calls = _calls()
     assert len(calls) > 30
-    kinds = [c for c in calls if c[2] in (_rpc("ListTasks"), _rpc("SendStreamingMessage"))]
+    kinds = [c for c in calls if c[2] in (_rpc("ListTasks"), *map(_rpc, STREAMS))]
     kinds += [c for c in calls if c[1].endswith("/a2a/rest/tasks")]
-    assert len(kinds) == 4
+    assert len(kinds) == 8
     async with httpx.AsyncClient(base_url=served.url, timeout=30) as http:
 
         async def refused(call: tuple[str, str, bytes], form: str, query: bool = False) -> None:

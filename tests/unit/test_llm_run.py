@@ -18,7 +18,7 @@ from netdojo.clients.purple import PurpleExecutor
 from netdojo.labs import provision, reaper
 from netdojo.reports.markdown import summary_markdown
 from netdojo.reports.summary import failed_for_the_agent, summarize
-from netdojo.servers.green import _report
+from netdojo.servers.purple_link import report_of
 from netdojo.tools.contract import HANDOFF_KEY, RESULT_KEY, EpisodeView, Reply
 from netdojo.tools.trajectory import ModelRecord, ModelTurn, Trajectory
 from tests.llm_fakes import ScriptedLLM, completion, fake_lab, free_port, serving, tool_call
@@ -132,8 +132,8 @@ async def test_over_a2a_a_failed_run_replies_with_its_error_and_record() -> None
         first = await _send(executor, user_message("h1 cannot reach h2.", handoff))
         result: dict[str, Any] = {"result": {"devices": []}}
         failed = await _send(executor, user_message("{}", {RESULT_KEY: result}))
-    assert _report(first, 1).status == "done"
-    report = _report(failed, 2)
+    assert report_of(first, 1).status == "done"
+    report = report_of(failed, 2)
     assert report.status == "error" and "out of memory" in report.detail
     assert "\n" not in report.detail
     assert (report.turns, report.tokens_in, report.tokens_out) == (1, 7, 2)
@@ -151,7 +151,7 @@ async def test_over_a2a_an_unreachable_tool_endpoint_is_the_agents_error() -> No
         }
         with anyio.fail_after(30):
             reply = await _send(executor, user_message("brief", {HANDOFF_KEY: handoff}))
-    report = _report(reply, 1)
+    report = report_of(reply, 1)
     assert report.status == "error" and report.detail and "\n" not in report.detail
     assert "TaskGroup" not in report.detail, "the cause, not its wrapping"
 
