@@ -1,8 +1,10 @@
 """An assessment: families, levels, seeds and trials, each a fresh episode.
 
 The seed schedule comes from one assessment seed, so an assessment is replayed exactly by its
-config; a config that names no seed gets one drawn at random, recorded with it. Episode ids are
-random too: nothing a purple agent is shown can be traced back to the scenario or its seed.
+config; a config that names no seed gets one drawn at random, recorded with it. A config may
+name one shard of the schedule (``shard_index`` of ``num_shards``): its slots are dealt in turn,
+keep their indices in the whole schedule, and are run apart and merged afterwards. Episode ids
+are random too: nothing a purple agent is shown can be traced back to the scenario or its seed.
 Episodes run a few at a time (bounded by the memory their labs need); an episode that
 fails for reasons not the agent's is retried once and, if it fails again, reported apart and
 left out of every rate.
@@ -15,11 +17,18 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 
 import anyio
 from pydantic import BaseModel, Field, model_validator
+from pydantic.fields import FieldInfo
 
 from netdojo.judges.episode import new_episode_id
 from netdojo.judges.provenance import provenance
 from netdojo.judges.runner import run_episode_with_retry
-from netdojo.reports.records import Assessment, Budgets, ConfigRecord, EpisodeRecord
+from netdojo.reports.records import (
+    RUNNER_NAMES,
+    Assessment,
+    Budgets,
+    ConfigRecord,
+    EpisodeRecord,
+)
 from netdojo.scenarios import registry
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
@@ -27,13 +36,17 @@ from netdojo.tools.contract import Agent
 
 LAB_MIB_PER_ROUTER = 24
 LAB_MIB_PER_HOST = 4
+LIMIT_WORDS = {"ge": "at least", "gt": "above", "le": "at most"}
 
 
 class AssessmentConfig(ConfigRecord):
     """The config of an assessment to run: families default to every registered one, and
     families and levels must be known."""
 
-    families: list[str] = Field(default_factory=lambda: list(registry.families()))
+    families: list[str] = Field(
+        default_factory=lambda: list(registry.families()),
+        description="the scenario families to draw instances from (default: every one)",
+    )
 
     @model_validator(mode="after")
     def _known(self) -> AssessmentConfig:
@@ -47,7 +60,7 @@ class AssessmentConfig(ConfigRecord):
         if bad or not self.levels:
             raise ValueError(f"levels must be among {list(registry.LEVELS)}, got {self.levels}")
         if self.episodes is not None and self.seeds is not None:
-            raise ValueError("give either episodes or seeds, not both")
+            raise ValueError("give either episodes (num_instances) or seeds, not both")
         return self
 
     @property
@@ -65,8 +78,30 @@ class Slot(BaseModel):
     trial: int
 
 
-def schedule(config: AssessmentConfig) -> list[Slot]:
-    """Every (family, level) pair in turn, with seeds given or drawn from the assessment seed."""
+def config_keys() -> str:
+    """Each key an assessment config takes, with its limits and meaning, read from the model
+    itself so that a description built from it cannot fall behind."""
+    keys = [
+        f"{name}{_limits(field)}: {field.description}"
+        for name, field in AssessmentConfig.model_fields.items()
+    ]
+    keys += [f"{name}: another name for {key}" for name, key in RUNNER_NAMES.items()]
+    return "; ".join(keys)
+
+
+def _limits(field: FieldInfo) -> str:
+    said = [
+        f"{word} {getattr(bound, key)}"
+        for bound in field.metadata
+        for key, word in LIMIT_WORDS.items()
+        if hasattr(bound, key)
+    ]
+    return f" ({', '.join(said)})" if said else ""
+
+
+def full_schedule(config: AssessmentConfig) -> list[Slot]:
+    """Every (family, level) pair in turn, with seeds given or drawn from the assessment seed:
+    the slots of every shard."""
     pairs = [(f, level) for level in config.levels for f in config.families]
     instances: list[tuple[str, int, int]]
     if config.seeds is not None:
@@ -84,6 +119,11 @@ def schedule(config: AssessmentConfig) -> list[Slot]:
         Slot(index=i, family=f, level=level, seed=s, trial=t)
         for i, (f, level, s, t) in enumerate(slots)
     ]
+
+
+def schedule(config: AssessmentConfig) -> list[Slot]:
+    """The slots this config runs: the whole schedule, or its shard's share of it."""
+    return [slot for slot in full_schedule(config) if config.in_shard(slot.index)]
 
 
 def memory_bound(requested: int, scenarios: Sequence[Scenario], available_mib: int) -> int:
@@ -128,7 +168,7 @@ async def run_assessment(
     todo = [(s, sc) for s, sc in zip(slots, scenarios, strict=True) if s.index not in skip]
     bound = memory_bound(config.concurrency, [sc for _, sc in todo], available_memory_mib())
     limit = anyio.Semaphore(bound)
-    records: list[EpisodeRecord | None] = [None] * len(slots)
+    records: dict[int, EpisodeRecord] = {}
 
     async def one(slot: Slot, scenario: Scenario) -> None:
         async with limit:
@@ -147,7 +187,7 @@ async def run_assessment(
     async with anyio.create_task_group() as group:
         for slot, scenario in todo:
             group.start_soon(one, slot, scenario)
-    finished = [r for r in records if r is not None]
+    finished = [records[index] for index in sorted(records)]
     return Assessment(
         participant=participant,
         config=config,

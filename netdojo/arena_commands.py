@@ -130,6 +130,14 @@ def run(
     calibration: Annotated[
         bool, typer.Option(help="A calibration run (admits the oracle).")
     ] = False,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            metavar="I/N",
+            help="Run shard I of N (0-based, e.g. 0/2): every N-th episode of the schedule; needs "
+            "--seed or --seeds. Shards run apart are joined with `netdojo merge`.",
+        ),
+    ] = None,
     out: Annotated[Path, typer.Option(help="Where results go.")] = Path("results"),
     resume: Annotated[
         Path | None,
@@ -144,8 +152,10 @@ def run(
     """Run an assessment locally: green and purple agents on loopback, over real A2A.
 
     Each episode is kept in the output folder as it ends; a run that was stopped is finished
-    with --resume. The green agent (and a built-in purple agent) require a token made for the
-    run; a purple agent given by URL gets the token in --agent-token-file or $NETDOJO_AGENT_TOKEN.
+    with --resume. With --shard I/N only every N-th episode of the schedule runs, so that
+    machines share an assessment; `netdojo merge` joins their folders into one run. The green
+    agent (and a built-in purple agent) require a token made for the run; a purple agent given
+    by URL gets the token in --agent-token-file or $NETDOJO_AGENT_TOKEN.
     `--agent llm` checks its model endpoint ($NETDOJO_LLM_*) before any lab is deployed. The
     exit status is 1 when every episode ended as the agent's error.
     """
@@ -172,6 +182,8 @@ def run(
         config["episodes"] = episodes
     if seeds is not None:
         config["seeds"] = parse_seeds(seeds)
+    if shard is not None:
+        config["shard_index"], config["num_shards"] = parse_shard(shard)
     journal, spec, earlier = open_run(agent, config, out, resume)
     by_url = spec.agent.startswith(("http://", "https://"))
     if agent_token_file is not None and not by_url:
@@ -185,7 +197,9 @@ def run(
         journal.start(spec)
     elif earlier:
         err.print(f"resuming {journal.folder}: {len(earlier)} episodes recorded")
-    err.print(f"[dim]assessment seed {spec.config.seed}[/]")
+    shown = spec.config
+    part = f", shard {shown.shard_index} of {shown.num_shards}" if shown.num_shards > 1 else ""
+    err.print(f"[dim]assessment seed {shown.seed}{part}[/]")
     skip = sorted({r.slot for r in earlier if r.slot is not None})
     request_config = spec.config.model_dump(mode="json", exclude_none=True)
     results = anyio.run(_run, spec.agent, request_config, skip, keeper(journal), agent_token)
@@ -198,6 +212,17 @@ def run(
             f"[bold red]every episode failed for the agent:[/] {escape(cause)}", soft_wrap=True
         )
         raise typer.Exit(1)
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``I/N`` as (shard_index, num_shards); the config checks their ranges."""
+    index, slash, count = text.partition("/")
+    if not slash or not index.strip().isdigit() or not count.strip().isdigit():
+        raise NetdojoError(
+            f"--shard takes I/N, the shard's index and the number of shards (e.g. 0/2), "
+            f"got {text!r}"
+        )
+    return int(index), int(count)
 
 
 def _check_ready(name: str) -> None:

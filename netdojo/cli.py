@@ -19,7 +19,7 @@ from netdojo.console import err as err_console
 from netdojo.errors import NetdojoError
 from netdojo.lab_commands import lab_app
 from netdojo.mcp_command import mcp
-from netdojo.results_commands import export, leaderboard, report
+from netdojo.results_commands import export, leaderboard, merge, report
 from netdojo.scenario_commands import audit, scenarios_app
 
 if TYPE_CHECKING:
@@ -42,6 +42,7 @@ app.command()(purple)
 app.command()(report)
 app.command()(export)
 app.command()(leaderboard)
+app.command()(merge)
 
 
 def _version(value: bool) -> None:

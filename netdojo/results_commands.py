@@ -1,4 +1,4 @@
-"""``netdojo report``, ``netdojo export`` and ``netdojo leaderboard``: what a run leaves behind."""
+"""``netdojo report``, ``export``, ``leaderboard`` and ``merge``: what a run leaves behind."""
 
 from __future__ import annotations
 
@@ -127,3 +127,34 @@ def leaderboard(
             str(e.instances), str(e.episodes), str(e.excluded),
         )  # fmt: skip
     console.print(table)
+
+
+def merge(
+    shard_dirs: Annotated[
+        list[Path],
+        typer.Argument(
+            exists=True,
+            file_okay=False,
+            help="The folders of every shard, each written by `netdojo run --shard I/N`.",
+        ),
+    ],
+    out: Annotated[
+        Path, typer.Option(file_okay=False, help="The folder to write the merged run to.")
+    ],
+) -> None:
+    """Join the shards of one assessment, run apart, into one run folder: results.json with
+    the summary over every episode, trajectories/, summary.md and report.html, read by every
+    results command like an unsharded run."""
+    from netdojo.reports.merge import merge_runs
+    from netdojo.reports.outputs import write_run_reports
+    from netdojo.reports.runs import load_runs, save_run
+
+    merged = merge_runs(load_runs(shard_dirs), out)
+    save_run(merged)
+    written = write_run_reports(out)
+    summary, solved = merged.result.summary, merged.result.summary.solved
+    err.print(
+        f"merged {len(shard_dirs)} shards: {summary.episodes} episodes, {summary.counted} "
+        f"counted, solved {solved.value:.0%} (95% CI {solved.ci_low:.0%}-{solved.ci_high:.0%})"
+    )
+    console.print(f"results: {out / 'results.json'}, {', '.join(map(str, written))}")

@@ -1,8 +1,9 @@
 """The result records: what an episode and an assessment leave behind, as data.
 
 These models are the results schema (docs/results-schema.md). The judge fills them in
-(`netdojo.judges`); reports, exports and leaderboards read them. They hold no logic and import
-no runtime, so reading results needs neither a lab nor a Docker engine.
+(`netdojo.judges`); reports, exports and leaderboards read them. They hold no logic beyond their
+own checks and what a config's fields mean, and import no runtime, so reading results needs
+neither a lab nor a Docker engine.
 """
 
 from __future__ import annotations
@@ -10,12 +11,18 @@ from __future__ import annotations
 import secrets
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from netdojo.tools.trajectory import Trajectory
 
 SCHEMA_VERSION = "1.1"
 SEED_BOUND = 2**31
+MAX_SHARDS = 20
+SHARD_KEYS = ("shard_index", "num_shards")
+"""The config keys that differ between the shards of one assessment."""
+RUNNER_NAMES = {"num_instances": "episodes"}
+"""Config keys a competition runner sends, and the key each is another name for."""
+SHARD_RANGES = {"shard_index": (0, MAX_SHARDS - 1), "num_shards": (1, MAX_SHARDS)}
 
 Outcome = Literal[
     "solved",
@@ -47,6 +54,19 @@ DeviationKind = Literal[
 def drawn_seed() -> int:
     """A fresh assessment seed, so that no schedule is known in advance."""
     return secrets.randbelow(SEED_BOUND)
+
+
+def whole_number(name: str, value: Any, low: int, high: int | None = None) -> int:
+    """``value`` as an int within [low, high]: a float without a fraction passes (A2A data parts
+    carry every number as a double); booleans, strings and fractions do not."""
+    bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
+    whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not whole:
+        raise ValueError(f"{name} must be a whole number {bounds}, got {value!r}")
+    number = int(value)
+    if number < low or (high is not None and number > high):
+        raise ValueError(f"{name} must be a whole number {bounds}, got {number}")
+    return number
 
 
 class HiddenTestResult(BaseModel):
@@ -255,6 +275,10 @@ class Provenance(BaseModel):
     )
     budgets: Budgets | None = None
     instances: list[Instance] = Field(default_factory=list, description="in schedule order")
+    shards: list[Provenance] = Field(
+        default_factory=list,
+        description="a result merged from shards: each shard's own provenance, in shard order",
+    )
 
 
 class ConfigRecord(BaseModel):
@@ -264,26 +288,114 @@ class ConfigRecord(BaseModel):
     # A result given the judge's config keeps it as a record, equal to the one read back.
     model_config = ConfigDict(extra="forbid", revalidate_instances="subclass-instances")
 
-    families: list[str]
-    levels: list[int] = Field(default_factory=lambda: [1])
-    episodes: int | None = Field(default=None, ge=1, description="instances drawn from the seed")
-    seeds: list[int] | None = Field(default=None, description="instance seeds, for every pair")
-    trials: int = Field(default=1, ge=1, le=20)
+    families: list[str] = Field(description="the scenario families to draw instances from")
+    levels: list[int] = Field(
+        default_factory=lambda: [1], description="the difficulty levels (1 to 3) of every family"
+    )
+    episodes: int | None = Field(
+        default=None,
+        ge=1,
+        description="instances drawn from the seed, over every family and level in turn "
+        "(default: one per family and level)",
+    )
+    seeds: list[int] | None = Field(
+        default=None, description="instance seeds, for every family and level (not with episodes)"
+    )
+    trials: int = Field(default=1, ge=1, le=20, description="trials per instance")
     seed: int = Field(
         default_factory=drawn_seed,
         ge=0,
         description="the assessment seed: the whole schedule; drawn at random when not given",
     )
-    max_tool_calls: int = Field(default=60, ge=1, le=1000)
-    time_budget_s: float = Field(default=600.0, gt=0, le=7200)
-    concurrency: int = Field(default=1, ge=1, le=16)
-    mode: Literal["mcp", "text"] = "mcp"
+    max_tool_calls: int = Field(default=60, ge=1, le=1000, description="tool calls per episode")
+    time_budget_s: float = Field(
+        default=600.0, gt=0, le=7200, description="seconds of the agent's turn per episode"
+    )
+    concurrency: int = Field(default=1, ge=1, le=16, description="episodes at once")
+    mode: Literal["mcp", "text"] = Field(
+        default="mcp",
+        description="mcp: the agent gets an MCP endpoint; text: one JSON action per message",
+    )
     calibration: bool = Field(default=False, description="allow the oracle (judge calibration)")
+    shard_index: int = Field(
+        default=0,
+        ge=0,
+        le=MAX_SHARDS - 1,
+        description="which shard this run is (0-based): the schedule's slots whose index modulo "
+        "num_shards is shard_index",
+    )
+    num_shards: int = Field(
+        default=1,
+        ge=1,
+        le=MAX_SHARDS,
+        description="how many shards the schedule is split into, each run apart and merged "
+        "with `netdojo merge`; more than one needs the seed (or seeds)",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _runner_names(cls, data: Any) -> Any:
+        """``num_instances``, the runner's name for ``episodes``: either, or both if equal."""
+        if not isinstance(data, dict):
+            return data
+        given = {k: v for k, v in data.items() if k not in RUNNER_NAMES}
+        for name, key in RUNNER_NAMES.items():
+            if data.get(name) is None:
+                continue
+            value = whole_number(name, data[name], 1)
+            if given.get(key) is not None and given[key] != value:
+                raise ValueError(
+                    f"{name} is another name for {key}: give one, or both equal "
+                    f"({key}={given[key]!r}, {name}={value})"
+                )
+            given[key] = value
+        return given
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_schedule(cls, data: Any) -> Any:
+        """Shards run apart must draw the same schedule, so they must be given its seed."""
+        if not isinstance(data, dict):
+            return data
+        shards = data.get("num_shards")
+        split = isinstance(shards, int | float) and not isinstance(shards, bool) and shards > 1
+        if split and data.get("seed") is None and data.get("seeds") is None:
+            raise ValueError(
+                f"num_shards={shards:g} needs the assessment seed (or explicit seeds): shards "
+                "run apart must draw the same schedule, and a seed drawn at random differs in each"
+            )
+        return data
 
     @field_validator("seed", mode="before")
     @classmethod
     def _draw(cls, seed: Any) -> Any:
         return drawn_seed() if seed is None else seed
+
+    @field_validator("shard_index", "num_shards", mode="before")
+    @classmethod
+    def _whole(cls, value: Any, info: ValidationInfo) -> int:
+        name = info.field_name or ""
+        return whole_number(name, value, *SHARD_RANGES[name])
+
+    @model_validator(mode="after")
+    def _in_range(self) -> ConfigRecord:
+        if self.shard_index >= self.num_shards:
+            raise ValueError(
+                f"shard_index must be below num_shards (0 to {self.num_shards - 1} for "
+                f"num_shards={self.num_shards}), got {self.shard_index}"
+            )
+        return self
+
+    @property
+    def slot_count(self) -> int:
+        """The episodes of the whole schedule, every shard's: instances times trials."""
+        pairs = len(self.families) * len(self.levels)
+        instances = pairs * len(self.seeds) if self.seeds is not None else self.episodes or pairs
+        return instances * self.trials
+
+    def in_shard(self, slot: int) -> bool:
+        """Whether schedule slot ``slot`` is this run's: slots are dealt to shards in turn."""
+        return slot % self.num_shards == self.shard_index
 
 
 class Assessment(BaseModel):

@@ -31,6 +31,9 @@ def runs_section(series: Sequence[Series], text: Text) -> str:
     for x in series:
         p, config = x.run.result.provenance, x.run.result.config
         instances = len(p.instances) or len({r.scenario_id for r in x.run.result.episodes})
+        merged = f"; merged from {len(p.shards)} shards" if p.shards else ""
+        sharded = config.num_shards > 1
+        shard = f"; shard {config.shard_index} of {config.num_shards}" if sharded else ""
         values = [
             x.run.result.participant,
             str(x.run.path),
@@ -38,10 +41,10 @@ def runs_section(series: Sequence[Series], text: Text) -> str:
             f"netdojo {p.netdojo}, Kathará {p.kathara}, FRR {p.frr or 'not recorded'}, "
             f"MCP {p.mcp}, Python {p.python}, Docker {p.docker or 'not recorded'}",
             p.device_image or "not recorded",
-            f"{p.host}; {p.cpus or '?'} CPUs; {p.memory_mib or '?'} MiB",
+            f"{p.host}; {p.cpus or '?'} CPUs; {p.memory_mib or '?'} MiB{merged}",
             f"{', '.join(config.families)}; levels {', '.join(map(str, config.levels))}",
             f"assessment seed {config.seed}; trials {config.trials}; mode {config.mode}; "
-            f"concurrency {config.concurrency}",
+            f"concurrency {config.concurrency}{shard}",
             f"{config.max_tool_calls} tool calls, {config.time_budget_s:g} s per episode",
             str(instances),
         ]

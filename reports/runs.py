@@ -1,7 +1,8 @@
 """A run directory as `netdojo run` writes it: `results.json` and `trajectories/<episode>.json`.
 
-Reports, exports and leaderboards read runs through here. The summary is recomputed from the
-episodes, so runs written under an older schema get every figure the current one has.
+Reports, exports and leaderboards read runs through here, and `netdojo merge` writes the run
+it makes of shards through here. The summary is recomputed from the episodes, so runs written
+under an older schema get every figure the current one has.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from netdojo.tools.trajectory import Trajectory
 
 RESULTS = "results.json"
 TRAJECTORIES = "trajectories"
+EPISODES = "episodes.jsonl"
+"""The journal of a run in progress: episodes kept as they end, until the result is written."""
 
 
 class RunError(NetdojoError):
@@ -63,6 +66,11 @@ def whole_numbers(value: Any) -> Any:
 
 def load_run(path: Path) -> Run:
     results = path / RESULTS
+    if not results.is_file() and (path / EPISODES).is_file():
+        raise RunError(
+            f"{path}: an unfinished run (no {RESULTS}); finish it with "
+            f"`netdojo run --resume {path}`"
+        )
     if not results.is_file():
         raise RunError(f"{path}: no {RESULTS}; give a directory written by `netdojo run`")
     try:
@@ -80,3 +88,13 @@ def load_run(path: Path) -> Run:
 
 def load_runs(paths: list[Path]) -> list[Run]:
     return [load_run(p) for p in paths]
+
+
+def save_run(run: Run) -> None:
+    """Write ``run`` into its folder as `netdojo run` does: ``results.json`` and each
+    trajectory."""
+    folder = run.path / TRAJECTORIES
+    folder.mkdir(parents=True, exist_ok=True)
+    (run.path / RESULTS).write_text(run.result.model_dump_json(indent=1) + "\n")
+    for episode_id, trajectory in run.trajectories.items():
+        (folder / f"{episode_id}.json").write_text(trajectory.model_dump_json(indent=1) + "\n")

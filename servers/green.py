@@ -37,7 +37,13 @@ from mcp import Client
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from netdojo.errors import describe
-from netdojo.judges.assessment import AssessmentConfig, Slot, run_assessment, schedule
+from netdojo.judges.assessment import (
+    AssessmentConfig,
+    Slot,
+    config_keys,
+    run_assessment,
+    schedule,
+)
 from netdojo.reports.records import EpisodeRecord
 from netdojo.reports.summary import summarized
 from netdojo.scenarios.model import Scenario
@@ -74,10 +80,15 @@ SKILL = AgentSkill(
     name="Network operations assessment",
     description=(
         "Runs live network episodes (repair injected faults, build to an intent) against a "
-        "purple agent and returns verdicts with confidence intervals."
+        "purple agent and returns verdicts with confidence intervals. Config keys: "
+        f"{config_keys()}."
     ),
     tags=["networking", "evaluation", "frr"],
-    examples=['{"participants": {"agent": "http://127.0.0.1:9010"}, "config": {"episodes": 4}}'],
+    examples=[
+        '{"participants": {"agent": "http://127.0.0.1:9010"}, "config": {"episodes": 4}}',
+        '{"participants": {"agent": "http://127.0.0.1:9010"}, "config": {"seed": 7, '
+        '"num_instances": 8, "shard_index": 0, "num_shards": 2}}',
+    ],
 )
 
 
@@ -98,10 +109,19 @@ class AssessmentRequest(BaseModel):
         drawn = self.config.seeds is None and "seed" not in self.config.model_fields_set
         if self.skip and drawn:
             raise ValueError("skip: give the config's seed, or the schedule is a new one")
-        slots = len(schedule(self.config))
-        outside = sorted({i for i in self.skip if not 0 <= i < slots})
+        slots = {slot.index for slot in schedule(self.config)}
+        outside = sorted(set(self.skip) - slots)
         if outside:
-            raise ValueError(f"skip: slots {outside} are not in the schedule of {slots} episodes")
+            config = self.config
+            part = (
+                f"shard {config.shard_index} of {config.num_shards} of "
+                if config.num_shards > 1
+                else ""
+            )
+            raise ValueError(
+                f"skip: slots {outside} are not in {part}the schedule of "
+                f"{config.slot_count} episodes"
+            )
         return self
 
     @field_validator("participants", mode="before")

@@ -137,7 +137,8 @@ def test_the_result_records_sit_at_the_bottom_of_reports() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["report_page", "summary", "leaderboard", "export", "records", "runs", "outputs"]
+    "module",
+    ["report_page", "summary", "leaderboard", "export", "records", "runs", "outputs", "merge"],
 )
 def test_reading_results_loads_no_lab_runtime(module: str, tmp_path: Path) -> None:
     """A fresh interpreter imports the module; neither Docker, Kathará nor the labs come in."""
