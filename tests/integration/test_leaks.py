@@ -1,13 +1,15 @@
 """Nothing an agent can read names the instance or shows its answer.
 
 Every family is staged as for an episode, with a seed drawn afresh; then everything the read
-allowlist admits is read on every device, with the topology the agent is handed. No text may
+allowlist admits is read on every router, on every host a fault is on and on a sample of the
+other hosts and pods, with the topology the agent is handed. No text may
 hold the scenario id or the seed, and no line of the reference solution may be shown on a
 device unless its running configuration already shows it.
 """
 
 from __future__ import annotations
 
+import random
 import secrets
 
 import anyio
@@ -44,6 +46,11 @@ FRR_READS = (
 )
 
 
+HOSTS_READ = 2
+"""Hosts and pods read per instance beside every router and every faulty host: they run no FRR
+and share one image, so a sample of them (a new one each run) covers what they can show."""
+
+
 async def _texts(episode: Episode) -> dict[str, list[str]]:
     """Device -> every text a read gave (failed reads give their error, which counts too)."""
     texts: dict[str, list[str]] = {}
@@ -53,9 +60,18 @@ async def _texts(episode: Episode) -> dict[str, list[str]]:
             shown = await episode.tools.show(device, command)
             texts.setdefault(device, []).append(shown.text + (shown.note or ""))
 
+    devices = episode.scenario.hidden.lab.devices
+    routers = [spec.name for spec in devices if spec.role == "router"]
+    others = [spec.name for spec in devices if spec.role != "router"]
+    faulty = {fault.device for fault in episode.scenario.hidden.faults}
+    hosts = [name for name in others if name in faulty]
+    rest = [name for name in others if name not in faulty]
+    hosts += random.sample(rest, min(HOSTS_READ, len(rest)))
     async with anyio.create_task_group() as group:
-        for spec in episode.scenario.hidden.lab.devices:
-            group.start_soon(read, spec.name, READS + (FRR_READS if spec.role == "router" else ()))
+        for name in routers:
+            group.start_soon(read, name, READS + FRR_READS)
+        for name in hosts:
+            group.start_soon(read, name, READS)
     return texts
 
 
