@@ -1,0 +1,56 @@
+"""Sharded assessments on live labs: two agents, each run as two shards by `netdojo run --shard`,
+merged by `netdojo merge`; the merge gives the unsharded run's episodes, and the AgentBeats
+leaderboard queries over the shards' result files give `netdojo leaderboard`'s figures."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from netdojo.reports.runs import load_run
+from tests.agentbeats_board import Submission, check
+
+NETDOJO = str(Path(sys.executable).parent / "netdojo")
+CONFIG = ["--families", "static-routing", "--levels", "1", "--episodes", "4", "--seed", "17"]
+AGENTS = ("noop", "vandal")
+
+
+def _netdojo(*args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([NETDOJO, *args], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return done
+
+
+def _episodes(folder: Path) -> list[tuple[str, str]]:
+    run = load_run(folder)
+    return sorted((record.scenario_id, record.outcome) for record in run.result.episodes)
+
+
+@pytest.mark.timeout(1800)
+def test_shards_merge_to_the_unsharded_run_and_the_queries_agree_with_the_leaderboard(
+    tmp_path: Path,
+) -> None:
+    submissions = []
+    for agent in AGENTS:
+        shards = []
+        for index in range(2):
+            out = tmp_path / f"{agent}-shard{index}"
+            _netdojo("run", "--agent", agent, *CONFIG, "--shard", f"{index}/2", "--out", str(out))
+            shards.append(out)
+        merged = tmp_path / f"{agent}-merged"
+        _netdojo("merge", *map(str, shards), "--out", str(merged))
+        whole = tmp_path / f"{agent}-whole"
+        _netdojo("run", "--agent", agent, *CONFIG, "--concurrency", "2", "--out", str(whole))
+        assert len(_episodes(merged)) == 4
+        assert _episodes(merged) == _episodes(whole), agent
+        submissions.append(Submission(agent_id=f"netdojo-{agent}", shards=shards))
+    tables, problems = check(tmp_path / "board", submissions)
+    assert not problems, problems
+    ranked = _netdojo("leaderboard", *(str(tmp_path / f"{a}-merged") for a in AGENTS), "--json")
+    board = json.loads(ranked.stdout)
+    assert board, "the leaderboard lists the merged runs"
+    assert tables, "every query returned a table"
