@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 
 NSENTER = "nsenter"
+BACKSTOP_S = 2.0
+"""How long past the command's own timeout the host's ``timeout`` waits before ending it."""
 GRACE_S = 5.0
 """How long past its own timeout the host waits for an entered command before killing it."""
 STDERR_CAP = 64 * 1024
@@ -47,11 +49,15 @@ def owned_by(pid: int, container_id: str) -> bool:
 
 
 def entered_argv(pid: int, argv: list[str], timeout: float) -> list[str]:
-    """``argv`` in the namespaces of process ``pid``, under a ``timeout`` on the host. The
-    process namespace too, so ``/proc/self`` and ``/proc/net`` are the device's; ``nsenter``
-    forks into it, and the host's ``timeout`` leads the process group of both."""
+    """``argv`` in the namespaces of process ``pid``, the process namespace too, so that
+    ``/proc/self`` and ``/proc/net`` are the device's (``nsenter`` forks into it).
+
+    The device's own ``timeout`` ends the command and reaps it, so nothing is left behind for
+    the device's first process to reap (it may not); the host's ``timeout``, a little later,
+    leads the process group of everything and is only the backstop."""
     enter = [NSENTER, "-t", str(pid), "-m", "-n", "-u", "-p", "--"]
-    return ["timeout", "-k", "1", f"{timeout:g}", *enter, *argv]
+    inner = ["timeout", "-k", "1", f"{timeout:g}"]
+    return ["timeout", "-k", "1", f"{timeout + BACKSTOP_S:g}", *enter, *inner, *argv]
 
 
 def run_entered(
