@@ -202,14 +202,15 @@ def test_lab_info_shows_the_running_lab(fabric: Fabric) -> None:
 def _terminal(
     argv: list[str], lines: list[bytes], until: bytes, timeout: float = 60
 ) -> tuple[str, int]:
-    """Run ``argv`` on a new pseudo-terminal: wait for a prompt, type ``lines``, read until
-    ``until`` has appeared and the program has ended. Returns what the terminal showed and the
-    exit status."""
+    """Run ``argv`` on a new pseudo-terminal: type each of ``lines`` at a new prompt (typed
+    ahead, a line's echo and the output before it could interleave), read until ``until`` has
+    appeared and the program has ended. Returns what the terminal showed and the exit
+    status."""
     pid, fd = pty.fork()
     if pid == 0:  # the child: the terminal is its standard input and output
         os.execvpe(argv[0], argv, {**os.environ, "TERM": "xterm", "COLUMNS": "200"})
     shown = b""
-    typed = False
+    typed = 0
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:
@@ -222,10 +223,10 @@ def _terminal(
                 if not chunk:
                     break
                 shown += chunk
-            if not typed and (b"# " in shown or b"$ " in shown):
-                for line in lines:
-                    os.write(fd, line)
-                typed = True
+            prompts = shown.count(b"# ") + shown.count(b"$ ")
+            if typed < len(lines) and prompts > typed:
+                os.write(fd, lines[typed])
+                typed += 1
         _, status = os.waitpid(pid, 0)
     finally:
         os.close(fd)
