@@ -63,19 +63,25 @@ async def _isolate_every_pod(session: ToolSession) -> str:
     for namespace in namespaces:
         if namespace.startswith("kube-") or namespace == "default":
             continue
-        manifest = {
-            "apiVersion": "networking.k8s.io/v1",
-            "kind": "NetworkPolicy",
-            "metadata": {"name": "deny-everything", "namespace": namespace},
-            "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]},
-        }
-        arguments = {"command": "apply -f -", "manifest": yaml.safe_dump(manifest)}
-        try:
-            await session.call("kubectl", arguments)
+        if await _deny_everything(session, "apply", namespace, "deny-everything"):
             done.append(f"{namespace}: every pod isolated")
-        except ToolCallError:
-            continue
     return "; ".join(done)
+
+
+async def _deny_everything(session: ToolSession, verb: str, namespace: str, name: str) -> bool:
+    """Make ``namespace``/``name`` a policy isolating every pod of its namespace both ways."""
+    manifest = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]},
+    }
+    arguments = {"command": f"{verb} -f -", "manifest": yaml.safe_dump(manifest)}
+    try:
+        await session.call("kubectl", arguments)
+    except ToolCallError:
+        return False
+    return True
 
 
 async def _strip_policies(session: ToolSession) -> list[str]:
@@ -89,18 +95,8 @@ async def _strip_policies(session: ToolSession) -> list[str]:
         if len(words := line.split()) != 2:
             continue
         namespace, name = words
-        manifest = {
-            "apiVersion": "networking.k8s.io/v1",
-            "kind": "NetworkPolicy",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]},
-        }
-        arguments = {"command": "replace -f -", "manifest": yaml.safe_dump(manifest)}
-        try:
-            await session.call("kubectl", arguments)
+        if await _deny_everything(session, "replace", namespace, name):
             done.append(f"{namespace}/{name}: every rule removed")
-        except ToolCallError:
-            continue
     return done
 
 

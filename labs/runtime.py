@@ -162,16 +162,8 @@ class LiveLab:
         except (APIError, NotFound) as exc:
             raise self._failed(LabError(f"exec in {device} failed: {exc}")) from None
         duration = time.monotonic() - started
-        return ExecResult(
-            device=device,
-            argv=list(argv),
-            exit_code=code,
-            stdout=out.decode(errors="replace"),
-            stderr=err.decode(errors="replace"),
-            duration_s=round(duration, 4),
-            timed_out=code in (124, 137) and duration >= timeout,
-            truncated=truncated,
-        )
+        timed_out = _timed_out(code, duration, timeout)
+        return _result(device, argv, code, out, err, truncated, duration, timed_out)
 
     def exec_entered_sync(
         self,
@@ -180,7 +172,7 @@ class LiveLab:
         timeout: float = DEFAULT_TIMEOUT_S,
         max_output: int = DEFAULT_MAX_OUTPUT,
     ) -> ExecResult:
-        """The judge's own read of a device, entered from the host (`netdojo.labs.host_read`)
+        """The judge's own command in a device, entered from the host (`netdojo.labs.host_read`)
         when this process may and the device's first process is still its container's; a
         Docker exec otherwise. Never for an agent's command."""
         container = self._container(device)
@@ -190,16 +182,8 @@ class LiveLab:
         started = time.monotonic()
         code, out, err, truncated = run_entered(pid, argv, timeout, max_output)
         duration = time.monotonic() - started
-        return ExecResult(
-            device=device,
-            argv=list(argv),
-            exit_code=code,
-            stdout=out.decode(errors="replace"),
-            stderr=err.decode(errors="replace"),
-            duration_s=round(duration, 4),
-            timed_out=code is None or (code in (124, 137) and duration >= timeout),
-            truncated=truncated,
-        )
+        timed_out = (code is None and not truncated) or _timed_out(code, duration, timeout)
+        return _result(device, argv, code, out, err, truncated, duration, timed_out)
 
     async def exec_entered(
         self,
@@ -331,6 +315,33 @@ class LiveLab:
         except TimeoutError:
             raise LabError(f"lab {self.name} not ready within {deadline_s:.0f}s") from None
         return time.monotonic() - started
+
+
+def _result(
+    device: str,
+    argv: list[str],
+    code: int | None,
+    out: bytes,
+    err: bytes,
+    truncated: bool,
+    duration: float,
+    timed_out: bool,
+) -> ExecResult:
+    return ExecResult(
+        device=device,
+        argv=list(argv),
+        exit_code=code,
+        stdout=out.decode(errors="replace"),
+        stderr=err.decode(errors="replace"),
+        duration_s=round(duration, 4),
+        timed_out=timed_out,
+        truncated=truncated,
+    )
+
+
+def _timed_out(code: int | None, duration: float, timeout: float) -> bool:
+    """Whether ``timeout`` ended the command: its exit code, once the time was up."""
+    return code in (124, 137) and duration >= timeout
 
 
 def unique_name(base: str) -> str:
