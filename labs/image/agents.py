@@ -65,6 +65,8 @@ class ImageBuild(BaseModel):
     seconds: float
     size_mb: float
     wheels: int = 0
+    stages: dict[str, float] = {}
+    """Seconds of each stage of a build: the wheelhouse, the engine's build."""
 
 
 TEMPLATE = """\
@@ -147,17 +149,21 @@ def build_agent_image(
     work = Path(tempfile.mkdtemp(prefix="agent-image-", dir=sub_dir("build")))
     try:
         progress(f"wheelhouse of {found.target}")
+        making = time.monotonic()
         wheels = make_wheelhouse(work / "context" / "wheels", found, pins, progress)
+        stages = {"wheelhouse_s": round(time.monotonic() - making, 2)}
         pip_wheel = next((w.name for w in wheels if w.name.startswith("pip-")), None)
         if pip_wheel is None:
             raise PrerequisiteError("the wheelhouse holds no wheel of pip")
         stage = secrets.token_hex(8)
         (work / "context" / "Dockerfile").write_text(dockerfile(spec, base, pip_wheel, stage))
         progress(f"docker build {tag}")
+        building = time.monotonic()
         try:
             image_id = _docker_build(work / "context", tag, progress)
         finally:
             _remove_stage(stage)
+        stages["docker_build_s"] = round(time.monotonic() - building, 2)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     repository = tag.partition(":")[0]
@@ -167,7 +173,7 @@ def build_agent_image(
     if earlier is not None and earlier != image_id:
         with contextlib.suppress(APIError):
             images.remove(earlier)
-    return _report(tag, "built", started, wheels=len(wheels))
+    return _report(tag, "built", started, wheels=len(wheels), stages=stages)
 
 
 def _image_id(tag: str) -> str | None:
@@ -178,7 +184,11 @@ def _image_id(tag: str) -> str | None:
 
 
 def _report(
-    tag: str, action: Literal["cached", "built"], started: float, wheels: int = 0
+    tag: str,
+    action: Literal["cached", "built"],
+    started: float,
+    wheels: int = 0,
+    stages: dict[str, float] | None = None,
 ) -> ImageBuild:
     image = client(timeout=30).images.get(tag)
     return ImageBuild(
@@ -188,6 +198,7 @@ def _report(
         seconds=round(time.monotonic() - started, 2),
         size_mb=round(int(image.attrs.get("Size", 0)) / 1e6, 1),
         wheels=wheels,
+        stages=stages or {},
     )
 
 

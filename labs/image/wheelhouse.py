@@ -1,8 +1,9 @@
 """netdojo and every dependency as wheels, made on this machine with pip, for images that have
 no index to install from.
 
-From a source checkout the project's own wheel is built from it; an installed netdojo is
-fetched as its version from the index pip is configured with. Dependencies are pinned to the
+From a source checkout the project's own wheel is built from a copy of the files that make it
+(so nothing stale in the checkout's build folders gets in); an installed netdojo is fetched as
+its version from the index pip is configured with. Dependencies are pinned to the
 versions installed here, so an image runs what runs on this machine.
 """
 
@@ -10,8 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +24,7 @@ from pathlib import Path
 import netdojo
 from netdojo import __version__
 from netdojo.labs.errors import PrerequisiteError
+from netdojo.labs.paths import sub_dir
 
 PROJECT = "netdojo"
 SKIPPED_PARTS = {"__pycache__"}
@@ -31,10 +35,12 @@ Progress = Callable[[str], None]
 
 @dataclass(frozen=True)
 class Source:
-    """Where netdojo's wheel comes from: a checkout's folder, or its version on the index."""
+    """Where netdojo's wheel comes from: a checkout's files, or its version on the index."""
 
     target: str
+    """A requirement pip resolves, or the checkout's folder."""
     root: Path
+    checkout: bool
     files: tuple[Path, ...]
     """The files under ``root`` that make the wheel (hashed to tell one build from another)."""
 
@@ -53,14 +59,14 @@ def source() -> Source:
     root = project_root()
     if root is None:
         installed = Path(netdojo.__file__).resolve().parent
-        return Source(f"{PROJECT}=={__version__}", installed, _files_under(installed))
+        return Source(f"{PROJECT}=={__version__}", installed, False, _files_under(installed))
     pyproject = root / "pyproject.toml"
     settings = tomllib.loads(pyproject.read_text())
     folders = sorted(set(settings["tool"]["setuptools"]["package-dir"].values()))
     files = [pyproject, root / settings["project"].get("readme", "README.md")]
     for folder in folders:
         files += _files_under(root / folder)
-    return Source(str(root), root, tuple(files))
+    return Source(str(root), root, True, tuple(files))
 
 
 def _files_under(folder: Path) -> tuple[Path, ...]:
@@ -98,11 +104,28 @@ def make_wheelhouse(folder: Path, found: Source, pins: str, progress: Progress) 
             f"pip is needed to make the wheelhouse: {sys.executable} -m ensurepip"
         )
     folder.mkdir(parents=True, exist_ok=True)
-    pinned = folder.parent / "constraints.txt"
-    pinned.write_text(pins)
-    argv = [sys.executable, "-m", "pip", "wheel", "--disable-pip-version-check",
-            "--progress-bar", "off", "--wheel-dir", str(folder), "--constraint", str(pinned),
-            found.target, "pip"]  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="wheelhouse-", dir=sub_dir("build")) as scratch:
+        pinned = Path(scratch) / "constraints.txt"
+        pinned.write_text(pins)
+        target = found.target
+        if found.checkout:
+            target = str(Path(scratch) / "source")
+            for path in found.files:
+                placed = Path(target) / path.relative_to(found.root)
+                placed.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, placed)
+        argv = [sys.executable, "-m", "pip", "wheel", "--disable-pip-version-check",
+                "--progress-bar", "off", "--wheel-dir", str(folder), "--constraint", str(pinned),
+                target, "pip"]  # fmt: skip
+        code, lines = _run(argv, progress)
+    if code != 0:
+        tail = "".join(lines)[-LOG_TAIL:]
+        raise PrerequisiteError(f"pip wheel failed ({code}):\n{tail}")
+    return sorted(folder.glob("*.whl"))
+
+
+def _run(argv: list[str], progress: Progress) -> tuple[int, list[str]]:
+    """Run ``argv``, each line of its output shown as progress; its exit code and output."""
     lines: list[str] = []
     with subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True
@@ -112,7 +135,4 @@ def make_wheelhouse(folder: Path, found: Source, pins: str, progress: Progress) 
             lines.append(line)
             if line.strip():
                 progress(f"pip: {line.strip()}")
-    if pip.returncode != 0:
-        tail = "".join(lines)[-LOG_TAIL:]
-        raise PrerequisiteError(f"pip wheel failed ({pip.returncode}):\n{tail}")
-    return sorted(folder.glob("*.whl"))
+    return pip.returncode, lines
