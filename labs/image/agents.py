@@ -3,9 +3,10 @@
 The build context holds a wheelhouse made here (`netdojo.labs.image.wheelhouse`); a first
 stage installs it with ``--no-index`` into a virtual environment, using pip run from its own
 wheel (Debian's python3 has neither pip nor ensurepip), and the image copies only that
-environment onto the device image. An image is tagged with netdojo's version and a hash of
-everything it is made of (the device image, netdojo's files, the pinned dependencies, the
-recipe), so it is built once and found afterwards.
+environment onto the device image, with Debian's curl from the machine's mirror (runners'
+health checks call it). An image is tagged with netdojo's version and a hash of everything it
+is made of (the device image, netdojo's files, the pinned dependencies, the recipe), so it is
+built once and found afterwards.
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ RUN python3 -m venv --without-pip {venv} \\
     --disable-pip-version-check --find-links /wheels netdojo=={version}
 
 FROM {base}
+RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+    --no-install-recommends curl && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
 COPY --from=install {venv} {venv}
 ENV PATH={venv_bin}:{path}
 LABEL {image_label}={name} netdojo.version={version}
@@ -160,7 +163,7 @@ def build_agent_image(
         progress(f"docker build {tag}")
         building = time.monotonic()
         try:
-            image_id = _docker_build(work / "context", tag, progress)
+            image_id = _docker_build(work / "context", tag, progress, fresh=rebuild)
         finally:
             _remove_stage(stage)
         stages["docker_build_s"] = round(time.monotonic() - building, 2)
@@ -202,14 +205,15 @@ def _report(
     )
 
 
-def _docker_build(context: Path, tag: str, progress: Progress) -> str:
+def _docker_build(context: Path, tag: str, progress: Progress, fresh: bool) -> str:
     """Build ``context`` with the engine's own builder (no registry is asked: the base is
-    local); the id of the image, or `PrerequisiteError` with the log's tail."""
+    local), reusing no earlier layer when ``fresh``; the id of the image, or
+    `PrerequisiteError` with the log's tail."""
     api = client(timeout=BUILD_TIMEOUT_S).api
     log: list[str] = []
     image_id = None
     for chunk in api.build(
-        path=str(context), tag=tag, rm=True, forcerm=True, pull=False, decode=True
+        path=str(context), tag=tag, rm=True, forcerm=True, pull=False, nocache=fresh, decode=True
     ):
         if "error" in chunk:
             tail = "".join(log[-LOG_TAIL:])
