@@ -130,6 +130,10 @@ async def test_two_shards_in_containers_merge_into_the_in_process_run(
             card = agents.wait_for_card(green, green_url)
             assert card["url"].startswith(green_url)
             assert agents.wait_healthy(green) == "healthy"
+            probe = ["curl", "-fsS", f"http://localhost:{GREEN_PORT}/.well-known/agent-card.json"]
+            assert json.loads(agents.run_in(green, probe))["name"] == "netdojo-green", (
+                "the compose runner's health check"
+            )
             where = agents.run_in(green, [f"{VENV_BIN}/python", "-c", WHERE_AM_I]).split()
             assert where == ["False", green], "in a container, devices are read through Docker"
 
