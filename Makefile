@@ -55,6 +55,7 @@ bench: setup
 	$(BIN)/python benchmarks/lab_lifecycle.py
 	$(BIN)/python benchmarks/tool_latency.py
 	$(BIN)/python benchmarks/episode_overhead.py
+	$(BIN)/python benchmarks/image_build.py
 
 clean-venv:
 	rm -rf $(VENV)

@@ -15,7 +15,8 @@ from pathlib import Path
 import anyio
 from pydantic import BaseModel
 
-from netdojo.labs.kathara_backend import OWNER_LABEL, exec_client, owner_tag
+from netdojo.labs.kathara_backend import OWNER_LABEL, exec_client
+from netdojo.labs.owners import owner_tag
 from netdojo.labs.reaper import BRIDGE_PREFIX
 
 RULE_TABLES = ("filter", "raw", "nat")

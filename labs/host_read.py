@@ -9,7 +9,9 @@ outside the device's cgroup, so it is only for the judge's own fixed commands, n
 agent's.
 
 The device's first process is checked to still belong to its container before entering, so a
-reused process id can never send the read to another namespace.
+reused process id can never send the read to another namespace. A process in a container (the
+green agent's image) sees neither the host's process ids nor may it enter namespaces: it reads
+devices through Docker.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from netdojo.labs.container import own_container
+
 NSENTER = "nsenter"
 BACKSTOP_S = 2.0
 """How long past the command's own timeout the host's ``timeout`` waits before ending it."""
@@ -36,8 +40,9 @@ CHUNK = 64 * 1024
 
 @functools.cache
 def can_enter() -> bool:
-    """Whether this process may enter a device's namespaces (root, with ``nsenter``)."""
-    return os.geteuid() == 0 and shutil.which(NSENTER) is not None
+    """Whether this process may enter a device's namespaces (root on the host, with
+    ``nsenter``)."""
+    return os.geteuid() == 0 and shutil.which(NSENTER) is not None and own_container() is None
 
 
 def owned_by(pid: int, container_id: str) -> bool:

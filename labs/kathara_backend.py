@@ -1,9 +1,10 @@
 """The one place netdojo creates Kathará's manager, and the labels and limits it adds.
 
 Kathará creates containers and networks through one docker-py client. netdojo wraps two calls
-of that client so every object of a netdojo lab carries its owner process (for the reaper), the
-deployment that created it, a pids limit, a sane open-file limit (FRR's fork fails with a huge
-one) and netdojo's seccomp profile (no mounts or namespace changes, see `netdojo.labs.seccomp`).
+of that client so every object of a netdojo lab carries its owner process (for the reaper, see
+`netdojo.labs.owners`), the deployment that created it, a pids limit, a sane open-file limit
+(FRR's fork fails with a huge one) and netdojo's seccomp profile (no mounts or namespace
+changes, see `netdojo.labs.seccomp`).
 
 A deployment is one call that deploys a lab: it has an id of its own, carried as a label by
 every object it creates, and the ids Docker gives those objects are collected as they come. A
@@ -14,7 +15,6 @@ lab hash) never share a deployment.
 from __future__ import annotations
 
 import logging
-import os
 import secrets
 import threading
 from dataclasses import dataclass, field
@@ -27,6 +27,7 @@ from docker import DockerClient
 from netdojo.labs.errors import LabError, PrerequisiteError
 from netdojo.labs.image import device_image
 from netdojo.labs.kathara_settings import load_settings
+from netdojo.labs.owners import PERSISTENT_OWNER, owner_tag
 from netdojo.labs.seccomp import security_opt
 
 OWNER_LABEL = "netdojo.owner"
@@ -34,9 +35,6 @@ LAB_LABEL = "netdojo.lab"
 DEPLOY_LABEL = "netdojo.deploy"
 NOFILE = 4096
 EXEC_POOL_SIZE = 32
-
-PERSISTENT_OWNER = "persistent"
-"""Owner of labs started from the command line: kept until `netdojo lab down`, never reaped."""
 
 
 @dataclass
@@ -56,29 +54,6 @@ class Deployment:
 
 _deployments: dict[str, Deployment] = {}  # by lab hash
 _lock = threading.Lock()
-
-
-def process_start(pid: int) -> str | None:
-    """The kernel's start time of ``pid`` (clock ticks since boot), or None if it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return fields[19]
-
-
-def owner_tag(pid: int | None = None) -> str:
-    pid = os.getpid() if pid is None else pid
-    return f"{pid}:{process_start(pid)}"
-
-
-def owner_alive(tag: str) -> bool:
-    """Whether the owner of a lab is still running (persistent labs always count as alive)."""
-    if tag == PERSISTENT_OWNER:
-        return True
-    pid, _, start = tag.partition(":")
-    return pid.isdigit() and process_start(int(pid)) == start
 
 
 def register_lab(

@@ -29,7 +29,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from netdojo.labs.errors import LabError
-from netdojo.labs.kathara_backend import owner_alive, owner_tag, process_start
+from netdojo.labs.owners import owner_alive, owner_tag, process_start
 from netdojo.labs.paths import sub_dir
 from netdojo.labs.spec import LabSpec, PortSpec
 

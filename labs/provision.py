@@ -3,6 +3,11 @@
 `setup` runs every step whose check fails and skips the rest; `doctor` only checks. The
 Kubernetes control plane is opt-in: `setup` builds it only when asked, and `doctor` reports it
 as optional, since only the Kubernetes families need it.
+
+In a container (the green agent's image), labs run on the Docker host's engine through its
+mounted socket: the engine, the device image and the network plugin are the host's, checked
+but never fixed from inside, and the host's kernel (bridges, veth pairs) is the plugin's
+business, out of the container's sight.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from docker.errors import NotFound
 from pydantic import BaseModel
 
 from netdojo.errors import NetdojoError
-from netdojo.labs.engine import client, engine_version, ensure_engine
+from netdojo.labs.container import own_container
+from netdojo.labs.engine import SOCKET, client, engine_version, ensure_engine
 from netdojo.labs.image import build_image, device_image
 from netdojo.labs.k8s.binaries import GO_HELP, build, go_ready, locate
 from netdojo.labs.k8s.release import BINARIES
@@ -178,6 +184,32 @@ REQUIREMENTS = [
     Requirement("veth", _veth),
 ]
 KUBERNETES_REQUIREMENTS = [_k8s_requirement(b.name) for b in BINARIES]
+MOUNT_SOCKET = f"mount the Docker host's socket into this container: -v {SOCKET}:{SOCKET}"
+SETUP_ON_HOST = "run `netdojo setup` on the Docker host"
+
+
+def _fixed_elsewhere(check: Callable[[], Check], fix: str) -> Callable[[], Check]:
+    """``check``, telling a container what fixes it from outside."""
+
+    def checked() -> Check:
+        found = check()
+        return found if found.ok else found.model_copy(update={"fix": fix})
+
+    return checked
+
+
+CONTAINER_REQUIREMENTS = [
+    Requirement("engine", _fixed_elsewhere(_engine, MOUNT_SOCKET)),
+    Requirement("image", _fixed_elsewhere(_image, SETUP_ON_HOST)),
+    Requirement("plugin", _fixed_elsewhere(_plugin, SETUP_ON_HOST)),
+    Requirement("settings", _settings, _fix_settings),
+]
+
+
+def requirements() -> list[Requirement]:
+    """What this process needs for labs: on a host, everything; in a container, the host's
+    engine, image and plugin as they are, and its own settings."""
+    return REQUIREMENTS if own_container() is None else CONTAINER_REQUIREMENTS
 
 
 def doctor_kubernetes() -> list[Check]:
@@ -185,7 +217,7 @@ def doctor_kubernetes() -> list[Check]:
 
 
 def doctor() -> list[Check]:
-    return [req.check() for req in REQUIREMENTS] + doctor_kubernetes()
+    return [req.check() for req in requirements()] + doctor_kubernetes()
 
 
 def setup(
@@ -196,7 +228,7 @@ def setup(
     """Bring every requirement to ok, the Kubernetes control plane's too when asked; stops at
     the first step that fails."""
     reports = []
-    for req in REQUIREMENTS + (KUBERNETES_REQUIREMENTS if kubernetes else []):
+    for req in requirements() + (KUBERNETES_REQUIREMENTS if kubernetes else []):
         on_start(req.name)
         started = time.monotonic()
         check = req.check()

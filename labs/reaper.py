@@ -2,8 +2,10 @@
 
 Docker is the source of truth: every container and network of a netdojo lab carries the
 owner label, so leftovers are found after any crash. Labs of live owners, persistent labs
-and labs that netdojo did not create are never touched. A lab is the objects of one
-deployment: removing it removes exactly those, never others with the same Kathará lab hash.
+and labs that netdojo did not create are never touched; an owner in a container (the green
+agent's image) is checked through its container (`netdojo.labs.owners`). A lab is the objects
+of one deployment: removing it removes exactly those, never others with the same Kathará lab
+hash.
 """
 
 from __future__ import annotations
@@ -17,13 +19,8 @@ from pydantic import BaseModel, Field
 
 from netdojo.labs.deployment import remove_objects
 from netdojo.labs.k8s.folders import remove_orphan_clusters
-from netdojo.labs.kathara_backend import (
-    DEPLOY_LABEL,
-    LAB_LABEL,
-    OWNER_LABEL,
-    docker_client,
-    owner_alive,
-)
+from netdojo.labs.kathara_backend import DEPLOY_LABEL, LAB_LABEL, OWNER_LABEL, docker_client
+from netdojo.labs.owners import owner_alive
 from netdojo.labs.paths import sub_dir
 from netdojo.labs.ports import stop_relay
 

@@ -59,15 +59,32 @@ def green(
     ] = None,
     token_file: GreenTokenFile = None,
 ) -> None:
-    """Serve the green agent (A2A): it runs assessments against purple agents."""
+    """Serve the green agent (A2A): it runs assessments against purple agents.
+
+    It needs what labs need (`netdojo setup`). In a container, labs run on the host's engine
+    through its mounted socket; until they can, it serves anyway and answers each assessment
+    request with what is missing.
+    """
     import anyio
 
+    from netdojo.labs.container import own_container
     from netdojo.labs.provision import require
     from netdojo.servers.apps import green_app
     from netdojo.servers.serving import serve_uvicorn, until_signal
 
     token = token_from(token_file, GREEN_TOKEN)
-    require()
+    preflight = None
+    try:
+        require()
+    except NetdojoError as exc:
+        if own_container() is None:
+            raise
+        preflight = require
+        err.print(
+            f"[bold yellow]warning:[/] labs cannot run in this container: {escape(str(exc))}; "
+            "assessment requests are answered with this until they can",
+            soft_wrap=True,
+        )
     _warn_if_open(
         host,
         token,
@@ -77,7 +94,8 @@ def green(
     )
 
     async def serve() -> None:
-        async with serve_uvicorn(green_app(host, port, card_url, token), host, port):
+        app = green_app(host, port, card_url, token, preflight=preflight)
+        async with serve_uvicorn(app, host, port):
             err.print(f"green agent: {card_url or f'http://{host}:{port}'}")
             await until_signal()
 

@@ -17,6 +17,7 @@ from netdojo.arena_commands import green, purple, run
 from netdojo.console import console
 from netdojo.console import err as err_console
 from netdojo.errors import NetdojoError
+from netdojo.image_commands import image_app
 from netdojo.lab_commands import lab_app
 from netdojo.mcp_command import mcp
 from netdojo.results_commands import export, leaderboard, merge, report
@@ -33,6 +34,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(lab_app, name="lab")
+app.add_typer(image_app, name="image")
 app.add_typer(scenarios_app, name="scenarios")
 app.command()(audit)
 app.command()(mcp)

@@ -13,25 +13,32 @@ from starlette.applications import Starlette
 
 from netdojo.servers.a2a_app import a2a_app, agent_card
 from netdojo.servers.endpoints import EndpointHost
-from netdojo.servers.green import SKILL, GreenExecutor
+from netdojo.servers.green import SKILL, GreenExecutor, Preflight
+
+GREEN_DESCRIPTION = (
+    "netdojo assessor: live network tasks judged by hidden tests. It deploys Kathará labs on a "
+    "Docker engine prepared by `netdojo setup` (its device image and network plugin); run in a "
+    "container, it needs the host's Docker socket mounted "
+    "(-v /var/run/docker.sock:/var/run/docker.sock) and no extra privileges."
+)
 
 
 def green_app(
-    host: str, port: int, public_url: str | None = None, token: str | None = None
+    host: str,
+    port: int,
+    public_url: str | None = None,
+    token: str | None = None,
+    preflight: Preflight | None = None,
 ) -> Starlette:
     """The green agent: A2A routes and, on the same server, the episodes' MCP endpoints. With
-    ``token``, every A2A call but for the card needs it; each MCP endpoint has its own."""
+    ``token``, every A2A call but for the card needs it; each MCP endpoint has its own.
+    ``preflight`` checks, before the first assessment, that labs can run here."""
     base = public_url or f"http://{host}:{port}"
     endpoints = EndpointHost(host, port, public_base_url=public_url)
-    card = agent_card(
-        "netdojo-green",
-        "netdojo assessor: live network tasks judged by hidden tests",
-        base,
-        [SKILL],
-    )
+    card = agent_card("netdojo-green", GREEN_DESCRIPTION, base, [SKILL])
     return a2a_app(
         card,
-        GreenExecutor(endpoints),
+        GreenExecutor(endpoints, preflight=preflight),
         token=token,
         # The endpoints go first: the A2A REST binding mounts a catch-all `/{tenant}`.
         routes=endpoints.routes,

@@ -17,9 +17,11 @@ endpoint's path) is random, and the scenario's identity is handed out only in a 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable
+import threading
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 from a2a.helpers import (
     get_data_parts,
     get_message_text,
@@ -36,7 +38,7 @@ from a2a.types import AgentSkill, Message, Role, TaskState
 from mcp import Client
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from netdojo.errors import describe
+from netdojo.errors import NetdojoError, describe
 from netdojo.judges.assessment import (
     AssessmentConfig,
     Slot,
@@ -72,6 +74,8 @@ from netdojo.tools.contract import (
 from netdojo.tools.lab_tools import LabTools
 from netdojo.tools.trajectory import scrubbed
 
+Preflight = Callable[[], object]
+"""Checks that labs can run where the green agent runs; raises `NetdojoError` saying why not."""
 ORACLE_NAME = "netdojo-oracle"
 MAX_BAD_REPLIES = 3
 RESULT_TEXT_CAP = 12_000
@@ -297,9 +301,25 @@ def _episode_metadata(record: EpisodeRecord) -> dict[str, Any]:
 
 
 class GreenExecutor(AgentExecutor):
-    def __init__(self, endpoints: EndpointHost, heartbeat_s: float = HEARTBEAT_S) -> None:
+    def __init__(
+        self,
+        endpoints: EndpointHost,
+        heartbeat_s: float = HEARTBEAT_S,
+        preflight: Preflight | None = None,
+    ) -> None:
         self.endpoints = endpoints
         self.heartbeat_s = heartbeat_s
+        self._preflight = preflight
+        self._ready = preflight is None
+        self._checking = threading.Lock()
+
+    def _check_ready(self) -> None:
+        """Run the preflight until it passes once (one at a time): a green agent started
+        before its engine could answer works as soon as it does."""
+        with self._checking:
+            if not self._ready and self._preflight is not None:
+                self._preflight()
+                self._ready = True
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         message = context.message
@@ -314,9 +334,18 @@ class GreenExecutor(AgentExecutor):
 
         try:
             request = parse_request(message)
-            role, participant = next(iter(request.participants.items()))
-            purple = await self._admit(participant, request.config)
         except (ValidationError, ValueError) as exc:
+            await updater.reject(message=say(f"bad assessment request: {_problems(exc)}"))
+            return
+        try:
+            await anyio.to_thread.run_sync(self._check_ready)
+        except NetdojoError as exc:
+            await updater.failed(message=say(f"labs cannot run where this green agent runs: {exc}"))
+            return
+        role, participant = next(iter(request.participants.items()))
+        try:
+            purple = await self._admit(participant, request.config)
+        except ValueError as exc:
             await updater.reject(message=say(f"bad assessment request: {_problems(exc)}"))
             return
         config = request.config

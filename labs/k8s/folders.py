@@ -8,7 +8,7 @@ import shutil
 import time
 from pathlib import Path
 
-from netdojo.labs.kathara_backend import owner_alive, owner_tag
+from netdojo.labs.owners import owner_alive, owner_tag
 from netdojo.labs.paths import sub_dir
 
 CLUSTERS = "k8s"

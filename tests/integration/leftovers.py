@@ -15,7 +15,8 @@ from typing import Any
 
 import docker
 
-from netdojo.labs.kathara_backend import OWNER_LABEL, owner_alive
+from netdojo.labs.kathara_backend import OWNER_LABEL
+from netdojo.labs.owners import owner_alive, parse_owner
 from netdojo.labs.reaper import netdojo_labs
 
 
@@ -38,18 +39,23 @@ def _ours(pid: int) -> bool:
     return False
 
 
+def _ours_tag(tag: str) -> bool:
+    """Whether the tag names this process or one of its children (a process of a container
+    is another's)."""
+    owner = parse_owner(tag)
+    return owner is not None and owner.container is None and _ours(owner.pid)
+
+
 def _foreign(labels: dict[str, Any]) -> bool:
     """Owned by a live process outside this test run."""
     owner = str(labels.get(OWNER_LABEL) or "")
-    pid = owner.partition(":")[0]
-    return pid.isdigit() and owner_alive(owner) and not _ours(int(pid))
+    return parse_owner(owner) is not None and owner_alive(owner) and not _ours_tag(owner)
 
 
 def our_labs() -> set[str]:
     """The names of the labs this process or one of its live children owns (a test's own,
     whatever other processes deploy meanwhile)."""
-    owners = {lab.name: lab.owner.split(":")[0] for lab in netdojo_labs()}
-    return {name for name, pid in owners.items() if pid.isdigit() and _ours(int(pid))}
+    return {lab.name for lab in netdojo_labs() if _ours_tag(lab.owner)}
 
 
 def still_there(names: set[str]) -> set[str]:

@@ -13,7 +13,7 @@ from netdojo.labs.k8s.folders import (
     orphan_clusters,
     remove_orphan_clusters,
 )
-from netdojo.labs.kathara_backend import owner_tag
+from netdojo.labs.owners import owner_tag
 
 
 @pytest.fixture

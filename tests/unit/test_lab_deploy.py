@@ -20,11 +20,11 @@ from netdojo.labs.kathara_backend import (
     OWNER_LABEL,
     _install_hooks,
     forget_lab,
-    owner_tag,
     register_lab,
     registered,
 )
 from netdojo.labs.kathara_lab import to_kathara
+from netdojo.labs.owners import owner_tag
 from netdojo.labs.spec import DeviceSpec, LabSpec
 
 
