@@ -22,7 +22,7 @@ import pytest
 from netdojo.scenarios import registry
 
 NETDOJO = str(Path(sys.executable).parent / "netdojo")
-SAMPLE = {1: 0.5, 2: 5, 3: 2}  # families per level: a share of them, or a number
+SAMPLE = {1: 0.4, 2: 3, 3: 1}  # families per level: a share of them, or a number
 
 
 @pytest.mark.timeout(1800)
