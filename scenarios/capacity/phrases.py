@@ -29,7 +29,7 @@ MENTIONS = (
     "`{name}`",
     "{name}",
     "the {noun} named {name}",
-    "{name} (a {noun})",
+    "{name} ({noun})",
     "{noun} {name}",
 )
 """How a named entity is written; ``{noun}`` is a word for its kind or its kind's name."""
