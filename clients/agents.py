@@ -36,9 +36,14 @@ async def noop(session: ToolSession, task: EpisodeView) -> str:
 
 async def vandal(session: ToolSession, task: EpisodeView) -> str:
     """Takes transit links down and drops forwarding on a few routers, chosen by the brief; on
-    a Kubernetes application, isolates every pod of every namespace."""
-    if "kubectl" in {tool.name for tool in await session.list_tools()}:
+    a Kubernetes application, isolates every pod of every namespace; on a planning model,
+    deletes every other entity without a thought for what they contain."""
+    tools = {tool.name for tool in await session.list_tools()}
+    if "kubectl" in tools:
         return await _isolate_every_pod(session)
+    if "python" in tools:
+        await session.call("python", {"code": CARELESS_DELETE})
+        return "deleted every other entity of the model"
     topology = await session.call("topology")
     rng = random.Random(hashlib.sha256(task.brief.encode()).hexdigest())
     routers = [d for d in topology["devices"] if d["role"] == "router"]
@@ -52,6 +57,16 @@ async def vandal(session: ToolSession, task: EpisodeView) -> str:
             except ToolCallError:
                 continue
     return "; ".join(done)
+
+
+CARELESS_DELETE = """
+import json
+model = json.load(open("model.json"))
+gone = {e["name"] for e in model["entities"][1::2]}
+model["entities"] = [e for e in model["entities"] if e["name"] not in gone]
+json.dump(model, open("model.json", "w"))
+"""
+"""Every other entity removed, the relations naming them left dangling."""
 
 
 async def _isolate_every_pod(session: ToolSession) -> str:

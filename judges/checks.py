@@ -446,3 +446,6 @@ def owners_of(public: PublicHalf) -> dict[str, str]:
         for iface in device.interfaces
         if iface.address
     }
+
+
+from netdojo.judges import plan_checks  # noqa: E402,F401  (registers the planning checkers)

@@ -79,8 +79,10 @@ def megalos_problems(spec: LabSpec) -> list[str]:
     """Every way ``spec`` breaks a constraint of Kathará's Kubernetes manager, one line each;
     empty when it breaks none. What the engine lacks for every lab is not listed here."""
     problems = [*_name_problems(spec), *_vxlan_problems(spec)]
+    linked = {device for link in spec.links for device, _ in link.endpoints}
     for device in spec.devices:
-        problems.extend(_interface_problems(device))
+        if device.name in linked:  # a device with no link has no interface to rename
+            problems.extend(_interface_problems(device))
         problems.extend(_file_problems(device))
         problems.extend(_option_problems(device))
     if spec.kubernetes is not None:

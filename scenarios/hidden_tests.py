@@ -21,6 +21,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    JsonValue,
     ModelWrapValidatorHandler,
     PrivateAttr,
     SerializerFunctionWrapHandler,
@@ -269,6 +270,50 @@ class PolicyTest(HiddenTestBase):
     params: PolicyParams
 
 
+class PlanAnswerParams(_Params):
+    answers: list[JsonValue] = Field(description="each query's expected answer, in order")
+    ordered: list[bool] = Field(description="for each query, whether a list's order counts")
+    expect: bool = True
+
+
+class PlanAnswerTest(HiddenTestBase):
+    """The answer file a capacity-planning agent left holds, query by query, the ``answers``
+    (`netdojo.scenarios.capacity.queries.check_answers`). ``device``: the planner."""
+
+    kind: Literal["plan_answer"] = "plan_answer"
+    params: PlanAnswerParams
+
+
+class PlanModelParams(_Params):
+    digest: str = Field(
+        pattern="^[0-9a-f]{64}$", description="sha256 of the expected model's canonical form"
+    )
+    entities: int = Field(ge=0)
+    relations: int = Field(ge=0)
+    expect: bool = True
+
+
+class PlanModelTest(HiddenTestBase):
+    """The model the agent left has the canonical form whose digest is ``digest`` (the counts
+    only describe a difference). ``device``: the planner."""
+
+    kind: Literal["plan_model"] = "plan_model"
+    params: PlanModelParams
+
+
+class PlanValidParams(_Params):
+    plan_schema: dict[str, JsonValue] = Field(description="the instance's schema")
+    expect: bool = True
+
+
+class PlanValidTest(HiddenTestBase):
+    """The model the agent left is a valid model of the instance's schema: every invariant
+    holds. ``device``: the planner."""
+
+    kind: Literal["plan_valid"] = "plan_valid"
+    params: PlanValidParams
+
+
 HiddenTest = Annotated[
     PingTest
     | RouteTest
@@ -283,7 +328,10 @@ HiddenTest = Annotated[
     | PathTest
     | UdpTest
     | PolicyMatrixTest
-    | PolicyTest,
+    | PolicyTest
+    | PlanAnswerTest
+    | PlanModelTest
+    | PlanValidTest,
     Field(discriminator="kind"),
 ]
 """Any hidden test, told apart by its ``kind``."""

@@ -57,6 +57,7 @@ from netdojo.servers.purple_link import (
     PurpleAgent,
     a2a_client,
     action_of,
+    code_of,
     read_card,
     report_of,
     send,
@@ -224,6 +225,11 @@ def mcp_agent(purple: PurpleAgent, endpoints: EndpointHost, config: AssessmentCo
     return agent
 
 
+SINGLE_REPLY = (
+    " Or reply once with the whole program in a ```python block: it is run once and submitted."
+)
+
+
 def text_agent(purple: PurpleAgent, config: AssessmentConfig) -> Agent:
     """The purple agent ``purple`` working by messages: one JSON action per reply."""
 
@@ -246,6 +252,9 @@ def text_agent(purple: PurpleAgent, config: AssessmentConfig) -> Agent:
                 + ", ".join(t.name for t in listed)
                 + '. Finish with {"tool": "submit", "arguments": {"summary": "..."}}.'
             )
+            names = {t.name for t in listed}
+            if "python" in names:
+                instructions += SINGLE_REPLY
             given = handoff(view, mode="text", tools=listed)
             message = new_message(
                 [new_text_part(instructions), new_data_part({HANDOFF_KEY: given})],
@@ -260,6 +269,9 @@ def text_agent(purple: PurpleAgent, config: AssessmentConfig) -> Agent:
                 if report.status == "error":
                     return report
                 action = action_of(reply)
+                code = code_of(reply) if action is None and "python" in names else None
+                if code is not None:
+                    return await _run_reply_code(tools, code, report)
                 if action is None:
                     bad += 1
                     if bad > MAX_BAD_REPLIES:
@@ -284,6 +296,13 @@ def text_agent(purple: PurpleAgent, config: AssessmentConfig) -> Agent:
                 )
 
     return agent
+
+
+async def _run_reply_code(tools: Client, code: str, report: AgentReport) -> AgentReport:
+    """A reply made of Python code: the code is the work, run once, then submitted."""
+    await tools.call_tool("python", {"code": code})
+    await tools.call_tool("submit", {"summary": "the code of the reply, run once"})
+    return report
 
 
 def _episode_line(slot: Slot, record: EpisodeRecord, total: int) -> str:

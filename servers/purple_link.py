@@ -11,6 +11,7 @@ AgentBeats' template do.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -181,6 +182,16 @@ def action_of(reply: Message) -> tuple[str, dict[str, Any]] | None:
         return None
     arguments = action.get("arguments") or {}
     return (action["tool"], arguments) if isinstance(arguments, dict) else None
+
+
+PYTHON_BLOCK = re.compile(r"```(?:python|py)[ \t]*\n(.*?)```", re.S)
+
+
+def code_of(reply: Message) -> str | None:
+    """The Python a reply that is not an action carries, as a fenced ``python`` block: a
+    single-turn agent's whole answer to a planning task."""
+    found = PYTHON_BLOCK.search(get_message_text(reply))
+    return found.group(1) if found and found.group(1).strip() else None
 
 
 def _json(text: str) -> Any:

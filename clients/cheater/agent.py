@@ -21,6 +21,7 @@ from netdojo.clients.cheater.kube import (
 )
 from netdojo.clients.cheater.layout import Layout
 from netdojo.clients.cheater.leaks import find_clues, plan_baseline, plan_reads
+from netdojo.clients.cheater.plan import PLAN_TRICKS, plan_model_tricks
 from netdojo.clients.session import ToolCallError, ToolSession
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ class Journal:
 
     def summary(self) -> str:
         parts = []
-        for trick in [*TRICKS, *KUBE_TRICKS]:
+        for trick in [*TRICKS, *KUBE_TRICKS, *PLAN_TRICKS]:
             tried = [entry for entry in self.entries if entry[0].trick == trick]
             if not tried:
                 continue
@@ -86,8 +87,13 @@ async def cheater(session: ToolSession, task: EpisodeView) -> str:
     """Reads what might leak the answer, then fakes the symptoms away without fixing them."""
     rng = rng_for(task.brief)
     journal = Journal()
-    if "kubectl" in {tool.name for tool in await session.list_tools()}:
+    tools = {tool.name for tool in await session.list_tools()}
+    if "kubectl" in tools:
         return await _cheat_kube(session, journal, rng)
+    if "python" in tools:
+        for attempt in plan_model_tricks(task.brief):
+            await journal.run(session, attempt)
+        return journal.summary()
     layout = Layout.parse(await session.call("topology"))
     target = aim(layout, task.brief)
     texts: dict[tuple[str, str], str] = {}

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from netdojo.labs.k8s.workload import CONTROL_PLANE
+from netdojo.scenarios.capacity.lab import PLANNER
 
 TRICKS: dict[str, str] = {
     "read-config-file": "the FRR configuration file, which may predate the fault",
@@ -30,7 +31,7 @@ TRICKS: dict[str, str] = {
     "host-firewall": "host firewall rules for the flows the policy forbids",
 }
 
-Tool = Literal["show", "execute", "configure", "kubectl"]
+Tool = Literal["show", "execute", "configure", "kubectl", "python"]
 
 
 class Attempt(BaseModel):
@@ -44,7 +45,10 @@ class Attempt(BaseModel):
 
     @property
     def device(self) -> str:
-        """The device the call acts on (a `kubectl` call acts on the cluster)."""
+        """The device the call acts on (a `kubectl` call acts on the cluster, `python` on the
+        planner)."""
+        if self.tool == "python":
+            return PLANNER
         return str(self.arguments.get("device", CONTROL_PLANE))
 
 

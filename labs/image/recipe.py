@@ -36,6 +36,7 @@ PACKAGES = (
     "netcat-openbsd",
     "python3",
     "python3-scapy",
+    "python3-networkx",
 )
 PATH_ENV = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 FILES_DIR = Path(__file__).parent / "files"

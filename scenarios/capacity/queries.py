@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -83,21 +85,22 @@ def answers_equal(expected: Answer, given: object, ordered: bool) -> bool:
     return given == expected if ordered else sorted(given) == sorted(expected)
 
 
-def check_answers(task: CapacityTask, given: object) -> list[str]:
-    """What is wrong with the submitted answer (a parsed JSON value, or JSON text); empty
-    when every step's element is right. The lines never quote the expected answer."""
+def check_answers(expected: Sequence[Any], ordered: Sequence[bool], given: object) -> list[str]:
+    """What is wrong with the submitted answer (a parsed JSON value, or JSON text) to queries
+    whose answers are ``expected`` (``ordered``: whether each one's order counts); empty when
+    every step's element is right. The lines never quote the expected answer."""
     if isinstance(given, str | bytes):
         try:
             given = json.loads(given)
         except ValueError:
             return ["the answer is not JSON"]
-    count = len(task.steps)
+    count = len(expected)
     if not isinstance(given, list):
         return [f"the answer is not a JSON array (expected one with {count} element(s))"]
     if len(given) != count:
         return [f"the answer has {len(given)} element(s); the task has {count} step(s)"]
     return [
         f"step {at + 1}: wrong answer"
-        for at, (step, value) in enumerate(zip(task.steps, given, strict=True))
-        if not answers_equal(step.answer, value, step.ordered)
+        for at, (answer, in_order, value) in enumerate(zip(expected, ordered, given, strict=True))
+        if not answers_equal(answer, value, in_order)
     ]

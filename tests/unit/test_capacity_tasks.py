@@ -111,15 +111,17 @@ def test_the_expected_answer_passes_and_wrong_ones_fail() -> None:
         if (drawn := draw_task(2, random.Random(seed))).steps[-1].answer is not None
     )
     right = drawn.expected_answer
-    assert check_answers(drawn, right) == []
-    assert check_answers(drawn, json.dumps(right)) == []
-    assert check_answers(drawn, right[:-1]) == [
+    ordered = [step.ordered for step in drawn.steps]
+    assert check_answers(right, ordered, right) == []
+    assert check_answers(right, ordered, json.dumps(right)) == []
+    assert check_answers(right, ordered, right[:-1]) == [
         "the answer has 1 element(s); the task has 2 step(s)"
     ]
-    assert check_answers(drawn, "{") == ["the answer is not JSON"]
-    assert check_answers(drawn, {"answer": right})[0].startswith("the answer is not a JSON array")
+    assert check_answers(right, ordered, "{") == ["the answer is not JSON"]
+    not_a_list = check_answers(right, ordered, {"answer": right})
+    assert not_a_list[0].startswith("the answer is not a JSON array")
     wrong = [*right[:-1], "nonsense"]
-    assert check_answers(drawn, wrong) == ["step 2: wrong answer"]
+    assert check_answers(right, ordered, wrong) == ["step 2: wrong answer"]
 
 
 def test_an_unknown_level_is_refused() -> None:

@@ -42,7 +42,7 @@ from netdojo.tools.read_allowlist import parse_read
 from netdojo.tools.topology import topology_view
 
 FAMILIES = sorted(name for name, f in registry.families().items() if f.build is None)
-KUBERNETES = sorted(name for name, f in registry.families().items() if f.build is not None)
+KUBERNETES = sorted(name for name, f in registry.families().items() if "kubectl" in f.tools)
 SAMPLE = [(f, level, seed) for f in FAMILIES for level in (1, 2, 3) for seed in (1, 2)]
 IDS = [f"{f}-L{level}-{seed}" for f, level, seed in SAMPLE]
 ACL = [f for f in FAMILIES if registry.family(f).firewall]

@@ -46,6 +46,13 @@ VALID: dict[str, dict[str, Any]] = {
     },
     "policy_matrix": {"allowed": ["shop/web>shop/cart:7070/TCP"], "expect": True},
     "policy": {"namespace": "shop", "name": "db-from-cart", "expect": True},
+    "plan_answer": {
+        "answers": [["sb-2", "sb-1"], 3, None],
+        "ordered": [True, False, False],
+        "expect": True,
+    },
+    "plan_model": {"digest": "0f" * 32, "entities": 412, "relations": 430, "expect": True},
+    "plan_valid": {"plan_schema": {"port": "EK_PORT"}, "expect": True},
 }
 
 WRONG: dict[str, list[dict[str, Any]]] = {
@@ -78,6 +85,9 @@ WRONG: dict[str, list[dict[str, Any]]] = {
     ],
     "policy_matrix": [{}, {"allowed": "shop/web>shop/cart:7070/TCP"}],
     "policy": [{"namespace": "", "name": "db"}, {"namespace": "shop"}],
+    "plan_answer": [{"answers": [1], "ordered": "yes"}, {"answers": 3, "ordered": [True]}],
+    "plan_model": [{"digest": "ab", "entities": 1, "relations": 0}, {"digest": "0f" * 32}],
+    "plan_valid": [{"plan_schema": "EK_PORT"}, {}],
 }
 
 KINDS = [kind_of(model) for model in TEST_MODELS]
