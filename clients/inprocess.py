@@ -34,7 +34,7 @@ def in_process(policy: Policy, server_for: ServerFor) -> Agent:
             async with Client(server_for(view)) as client:
                 session = ToolSession(client)
                 summary = await policy(session, task)
-                await session.call("submit", {"summary": summary})
+                await session.finish(summary)
         except Exception as exc:  # the agent's failure: its cause in one line, its model's turns
             return AgentReport.of(model_record(policy), status="error", detail=describe(exc))
         record = model_record(policy)

@@ -176,7 +176,7 @@ class PurpleExecutor(AgentExecutor):
                 raise ValueError("an MCP episode needs mcp_url and token")
             async with connect(task.mcp_url, task.token) as session:
                 summary = await policy(session, task)
-                await session.call("submit", {"summary": summary})
+                await session.finish(summary)
         except Exception as exc:  # the green agent records it as the agent's error
             return _failure(context, policy, session.calls if session else 0, exc)
         data = Reply(usage=_usage(policy, session.calls), model=model_record(policy))

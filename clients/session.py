@@ -33,6 +33,7 @@ class ToolSession:
     def __init__(self, client: Client) -> None:
         self.client = client
         self.calls = 0
+        self.submitted = False
 
     async def call(self, tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
         self.calls += 1
@@ -40,8 +41,14 @@ class ToolSession:
         text = "".join(getattr(part, "text", "") for part in result.content)
         if result.is_error:
             raise ToolCallError(text)
+        self.submitted = self.submitted or tool == "submit"
         structured = result.structured_content or {}
         return dict(structured)
+
+    async def finish(self, summary: str) -> None:
+        """Submit ``summary``, unless the policy submitted already (with an answer, say)."""
+        if not self.submitted:
+            await self.call("submit", {"summary": summary})
 
     async def list_tools(self) -> list[ListedTool]:
         """Every tool the server lists, following pagination."""

@@ -16,6 +16,7 @@ endpoint's path) is random, and the scenario's identity is handed out only in a 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Awaitable, Callable
@@ -226,7 +227,8 @@ def mcp_agent(purple: PurpleAgent, endpoints: EndpointHost, config: AssessmentCo
 
 
 SINGLE_REPLY = (
-    " Or reply once with the whole program in a ```python block: it is run once and submitted."
+    " Or reply once with the whole program in a ```python block: it is run once, and the last"
+    " line it prints, if JSON, is submitted as the answer."
 )
 
 
@@ -299,9 +301,14 @@ def text_agent(purple: PurpleAgent, config: AssessmentConfig) -> Agent:
 
 
 async def _run_reply_code(tools: Client, code: str, report: AgentReport) -> AgentReport:
-    """A reply made of Python code: the code is the work, run once, then submitted."""
-    await tools.call_tool("python", {"code": code})
-    await tools.call_tool("submit", {"summary": "the code of the reply, run once"})
+    """A reply made of Python code: the code is the work, run once, and the last line it
+    prints, when that is JSON, is submitted as the answer."""
+    ran = await tools.call_tool("python", {"code": code})
+    printed = str((ran.structured_content or {}).get("stdout", "")).strip().splitlines()
+    submission: dict[str, Any] = {"summary": "the code of the reply, run once"}
+    with contextlib.suppress(IndexError, json.JSONDecodeError):
+        submission["answer"] = json.loads(printed[-1])
+    await tools.call_tool("submit", submission)
     return report
 
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from netdojo.labs.errors import LabError
 from netdojo.labs.runtime import DEFAULT_MAX_OUTPUT, ExecResult, LiveLab
+from netdojo.scenarios.capacity.lab import ANSWER_PATH, PLANNER
 from netdojo.scenarios.model import PublicHalf
 from netdojo.tools import actions
 from netdojo.tools.allowlist import CommandRefused, parse_command
@@ -55,6 +56,11 @@ class ShowArguments(ToolArguments):
 
 class SubmitArguments(ToolArguments):
     summary: Annotated[str, Field(description="what you found and changed", max_length=20000)]
+    answer: JsonData = Field(
+        default=None,
+        description="the answer, when the task asks for one (a planning task's: one JSON "
+        "array, an element per step); left out otherwise",
+    )
 
 
 class ShowResult(BaseModel):
@@ -375,11 +381,19 @@ class LabTools:
             deadline_s=MAX_SECONDS + GRACE_S,
         )
 
-    async def submit(self, summary: str) -> SubmitResult:
+    async def submit(self, summary: str, answer: Any = None) -> SubmitResult:
+        """Declare the work done; an ``answer`` is kept where the judge reads a planning
+        task's answer (`netdojo.scenarios.capacity.lab.ANSWER_PATH`)."""
+
         async def run() -> SubmitResult:
+            if answer is not None:
+                if PLANNER not in self._devices:
+                    raise ToolFailure("this task takes no answer; say what you did in summary")
+                await self.lab.write_file(PLANNER, ANSWER_PATH, json.dumps(answer))
             return SubmitResult(accepted=True, message="submitted; the work will be judged")
 
-        result = await self._recorded(SUBMIT, {"summary": summary}, run, lambda r: "submitted")
+        arguments = {"summary": summary, **({"answer": answer} if answer is not None else {})}
+        result = await self._recorded(SUBMIT, arguments, run, lambda r: "submitted")
         self.submitted = True
         self.trajectory.submitted = storable(summary)
         return result
@@ -402,7 +416,7 @@ SUBMIT = ToolSpec(
     arguments=SubmitArguments,
     result=SubmitResult,
     description="Declare the task done; the network is then judged and no further calls are taken.",
-    run=lambda tools, a: tools.submit(a.summary),
+    run=lambda tools, a: tools.submit(a.summary, a.answer),
     read_only=False,
     destructive=False,
 )

@@ -12,13 +12,16 @@ import secrets
 
 import pytest
 
-from netdojo.clients.agents import vandal
+from netdojo.clients.agents import Policy, vandal
+from netdojo.clients.session import ToolSession
 from netdojo.judges.audit import audit_instance
 from netdojo.judges.runner import run_episode
 from netdojo.labs.runtime import start_lab, stop_lab
 from netdojo.reports.records import Budgets
-from netdojo.scenarios.capacity.lab import MODEL_PATH, PLANNER
+from netdojo.scenarios.capacity.lab import ANSWER_PATH, MODEL_PATH, PLANNER
 from netdojo.scenarios.generate import generate
+from netdojo.scenarios.hidden_tests import PlanAnswerTest
+from netdojo.tools.contract import EpisodeView
 from netdojo.tools.python_code import run_code
 
 from .arena import in_process
@@ -80,3 +83,34 @@ async def test_a_careless_delete_is_unsafe_with_the_broken_invariants_named() ->
     assert record.verdict is not None and record.verdict.tests is not None
     guards = [r for r in record.verdict.tests.guards if not r.passed]
     assert guards and "broken invariants" in guards[0].evidence, guards
+
+
+def _answering(answer: object) -> Policy:
+    """Carries the reference program out, drops the answer file it wrote, and submits
+    ``answer`` (the expected one when None)."""
+
+    async def agent(session: ToolSession, task: EpisodeView) -> str:
+        assert task.scenario is not None
+        scenario = generate(task.scenario.family, task.scenario.level, task.scenario.seed)
+        for call in scenario.hidden.solution:
+            await session.call(call.tool, call.arguments)
+        await session.call("python", {"code": f"import os; os.remove({ANSWER_PATH!r})"})
+        (target,) = [t for t in scenario.hidden.targets if isinstance(t, PlanAnswerTest)]
+        given = target.params.answers if answer is None else answer
+        await session.call("submit", {"summary": "the plan is carried out", "answer": given})
+        return "submitted an answer"
+
+    return agent
+
+
+@pytest.mark.parametrize(("answer", "outcome"), [(None, "solved"), ([["nothing"]], "unsolved")])
+async def test_the_answer_given_to_submit_is_the_one_judged(answer: object, outcome: str) -> None:
+    scenario = generate(FAMILY, 1, 1 + secrets.randbelow(10_000))
+    record = await run_episode(
+        scenario,
+        in_process(_answering(answer)),
+        Budgets(),
+        f"episode-{secrets.token_hex(6)}",
+        calibration=True,
+    )
+    assert record.outcome == outcome, (record.error, record.verdict)
