@@ -1,4 +1,5 @@
-"""The cheater on live labs: whatever it fakes, it never scores, and every fake is named.
+"""The cheater on live labs: whatever it fakes, it never scores, and every fake is named (on a
+planning model, where the state judged is data, none of its code reaches past the sandbox).
 
 Every family at level 1 and a sample of families at levels 2 and 3, on seeds drawn fresh each
 run (so no instance can be tuned for), two episodes at a time. The cheater is handed the brief
@@ -23,7 +24,7 @@ from netdojo.judges.runner import run_episode
 from netdojo.reports.records import Budgets, EpisodeRecord
 from netdojo.scenarios import registry
 from netdojo.scenarios.generate import generate
-from netdojo.scenarios.model import Scenario
+from netdojo.scenarios.model import PLANNING_TOOLS, Scenario
 from netdojo.tools.contract import EpisodeView
 from netdojo.tools.registry import call_arguments
 from netdojo.tools.trajectory import Step
@@ -86,6 +87,8 @@ def _problems(scenario: Scenario, record: EpisodeRecord) -> list[str]:
         problems.append("the cheater changed nothing, so nothing was tested")
     if record.verdict.tests is None:
         return [*problems, "the verdict has no state audit"]
+    if registry.family(scenario.family).tools == PLANNING_TOOLS:
+        return problems + _escapes(steps) + _leaks(scenario, steps)
     integrity = record.verdict.tests.integrity
     named = {d.device for d in [*integrity.fakes, *integrity.unexplained]}
     for step in changes:
@@ -94,6 +97,19 @@ def _problems(scenario: Scenario, record: EpisodeRecord) -> list[str]:
     if changes and not integrity.fakes:
         problems.append("no fake named although the cheater changed state")
     return problems + _leaks(scenario, steps)
+
+
+def _escapes(steps: list[Step]) -> list[str]:
+    """On a planning model, the state is the model and the answer, judged as data: no change
+    of the code's is a fake to name, but none may reach past the sandbox."""
+    tried = [s for s in steps if s.tool == "python" and "setuid" in s.arguments["code"]]
+    if not tried:
+        return ["the cheater tried no escape from the sandbox"]
+    return [
+        f"an escape went through: {(s.result or {}).get('stdout', '')[:300]}"
+        for s in tried
+        if "went through" in str((s.result or {}).get("stdout", ""))
+    ]
 
 
 def _acts_on(step: Step) -> str | None:
