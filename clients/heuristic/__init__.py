@@ -31,6 +31,7 @@ from netdojo.clients.heuristic.k8s import solve_policies
 from netdojo.clients.heuristic.k8s_intent import is_policy_task
 from netdojo.clients.heuristic.model import Snapshot, Topology
 from netdojo.clients.heuristic.observe import observe, read_topology
+from netdojo.clients.heuristic.planning import survey_model
 from netdojo.clients.session import ToolCallError, ToolSession
 
 __all__ = ["troubleshoot"]
@@ -47,6 +48,8 @@ async def troubleshoot(session: ToolSession, brief: str) -> str:
     Each round reads every device, applies the fixes it finds, and waits for routing to settle;
     a round that finds nothing to change ends the work, and pings between the hosts verify it.
     """
+    if "python" in {tool.name for tool in await session.list_tools()}:
+        return await survey_model(session)
     topo = await read_topology(session)
     if is_policy_task(brief, len(topo.routers), topo.links):
         return await solve_policies(session, brief)

@@ -13,6 +13,7 @@ import secrets
 import pytest
 
 from netdojo.clients.agents import Policy, vandal
+from netdojo.clients.catalogue import policy_factory
 from netdojo.clients.session import ToolSession
 from netdojo.judges.audit import audit_instance
 from netdojo.judges.runner import run_episode
@@ -114,3 +115,13 @@ async def test_the_answer_given_to_submit_is_the_one_judged(answer: object, outc
         calibration=True,
     )
     assert record.outcome == outcome, (record.error, record.verdict)
+
+
+async def test_the_heuristic_surveys_the_model_and_leaves_it_safe_and_unsolved() -> None:
+    scenario = generate(FAMILY, 1, 1 + secrets.randbelow(10_000))
+    heuristic = policy_factory("heuristic")()
+    record = await run_episode(
+        scenario, in_process(heuristic), Budgets(), f"episode-{secrets.token_hex(6)}"
+    )
+    assert record.outcome == "unsolved", (record.error, record.verdict)
+    assert record.trajectory is not None and "entities" in record.trajectory.submitted
