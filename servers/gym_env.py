@@ -39,6 +39,7 @@ ACTION_TEXT = JSON_TEXT + "\t\n\r"
 MAX_OBSERVATION = 1 << 20
 MAX_ACTION = 1 << 17
 ACTION_FORM = '{"tool": "<name>", "arguments": {...}}'
+OPTIONS = ("family", "level")
 
 Result = TypeVar("Result")
 Step = tuple[str, float, bool, bool, dict[str, Any]]
@@ -112,7 +113,10 @@ class NetworkEnv(gym.Env[str, str]):
     ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         chosen = options or {}
-        instance = seed if seed is not None else int(self.np_random.integers(SEED_BOUND))
+        unknown = sorted(set(chosen) - set(OPTIONS))
+        if unknown:
+            raise NetdojoError(f"unknown reset options {unknown}; options are family and level")
+        instance = int(seed if seed is not None else self.np_random.integers(SEED_BOUND))
         family = chosen.get("family", self.family)
         level = chosen.get("level", self.level)
         observation = self._run(self.environment.reset, family, level, instance)

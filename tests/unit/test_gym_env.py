@@ -11,6 +11,7 @@ import gymnasium
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from netdojo.errors import NetdojoError
 from netdojo.judges.environment import NetworkEnvironment
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import ToolCall
@@ -108,6 +109,8 @@ def test_seeds_choose_the_instance_and_unseeded_resets_follow_the_generator() ->
     assert env.reset(seed=11)[0] == first and env.reset()[0] == drawn
     other = env.reset(seed=11, options={"family": "host-config"})[0]
     assert json.loads(other)["brief"] == generate("host-config", 1, 11).public.brief
+    with pytest.raises(NetdojoError, match=r"unknown reset options \['levle'\]"):
+        env.reset(options={"levle": 2})
     env.close()
 
 
