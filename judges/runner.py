@@ -10,6 +10,7 @@ answering) is the harness's failure: `infra_error`.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import anyio
 
@@ -54,6 +55,27 @@ async def _agent_turn(view: EpisodeView, agent: Agent, budget_s: float) -> Agent
     return AgentReport(status="timeout", detail=f"no answer within {budget_s:g}s")
 
 
+def new_record(scenario: Scenario, episode_id: str, trial: int = 0) -> EpisodeRecord:
+    """The record of an episode about to open: ``infra_error`` until it is judged."""
+    return EpisodeRecord(
+        episode_id=episode_id,
+        scenario_id=scenario.id,
+        family=scenario.family,
+        level=scenario.level,
+        seed=scenario.seed,
+        trial=trial,
+        kind=scenario.kind,
+        outcome="infra_error",
+    )
+
+
+def note_failure(record: EpisodeRecord, exc: Exception) -> None:
+    """Record a failure of the harness while an episode ran or was judged: the judge's own
+    (`judge_error`) or any other (`infra_error`); neither is the agent's."""
+    record.outcome = "judge_error" if isinstance(exc, JudgeError) else "infra_error"
+    record.error = describe(exc)
+
+
 async def run_episode(
     scenario: Scenario,
     agent: Agent,
@@ -64,16 +86,7 @@ async def run_episode(
 ) -> EpisodeRecord:
     """One episode of ``scenario`` for ``agent``; in a ``calibration`` run the agent is told
     which instance it works on (the oracle needs it)."""
-    record = EpisodeRecord(
-        episode_id=episode_id,
-        scenario_id=scenario.id,
-        family=scenario.family,
-        level=scenario.level,
-        seed=scenario.seed,
-        trial=trial,
-        kind=scenario.kind,
-        outcome="infra_error",
-    )
+    record = new_record(scenario, episode_id, trial)
     started = time.monotonic()
     try:
         episode = await open_episode(
@@ -84,20 +97,15 @@ async def run_episode(
         record.outcome = "environment_invalid" if faulted else "infra_error"
         record.error = str(exc)
         return record
-    except JudgeError as exc:
-        record.outcome, record.error = "judge_error", describe(exc)
-        return record
     except Exception as exc:  # the lab would not come up: the harness's failure, not the agent's
-        record.error = describe(exc)
+        note_failure(record, exc)
         return record
     record.timings.ready_s = round(time.monotonic() - started, 2)
     record.trajectory = episode.trajectory
     try:
         await _judge(episode, agent, budgets, record, calibration)
-    except JudgeError as exc:
-        record.outcome, record.error = "judge_error", describe(exc)
     except Exception as exc:
-        record.outcome, record.error = "infra_error", describe(exc)
+        note_failure(record, exc)
     finally:
         teardown = time.monotonic()
         await episode.close()
@@ -105,15 +113,31 @@ async def run_episode(
     return record
 
 
+@dataclass(frozen=True)
+class Turn:
+    """An agent's finished turn, as the judge reads it: the agent's report, what the monitor
+    saw, how long it took, the targets passing when it began and the lab's failures by then."""
+
+    report: AgentReport
+    watched: MonitorReport
+    agent_s: float
+    passed_at_start: float
+    failures_before: int
+
+
+def passed_at_start(episode: Episode) -> float:
+    """The fraction of target tests passing when the agent is handed the lab."""
+    staged = list(episode.stages.values())[-1]  # its probes include every target
+    passing = set(staged.passed)
+    targets = episode.scenario.hidden.targets
+    return sum(t.id in passing for t in targets) / len(targets) if targets else 1.0
+
+
 async def _judge(
     episode: Episode, agent: Agent, budgets: Budgets, record: EpisodeRecord, calibration: bool
 ) -> None:
-    hidden = episode.scenario.hidden
-    staged = list(episode.stages.values())[-1]  # its probes include every target
-    passing = set(staged.passed)
-    targets = hidden.targets
-    passed_at_start = sum(t.id in passing for t in targets) / len(targets) if targets else 1.0
-    monitor = FlowMonitor(episode.lab, hidden.guards)
+    at_start = passed_at_start(episode)
+    monitor = FlowMonitor(episode.lab, episode.scenario.hidden.guards)
     failures_before = len(episode.lab.failures)
     turn_started = time.monotonic()
     async with anyio.create_task_group() as group:
@@ -121,12 +145,19 @@ async def _judge(
         report = await _agent_turn(episode.view(calibration), agent, budgets.time_budget_s)
         group.cancel_scope.cancel()
     agent_s = time.monotonic() - turn_started
-    broken = episode.lab.failures[failures_before:] + await episode.lab.health()
+    turn = Turn(report, monitor.finish(agent_s), agent_s, at_start, failures_before)
+    await judge_turn(episode, turn, record)
+
+
+async def judge_turn(episode: Episode, turn: Turn, record: EpisodeRecord) -> None:
+    """Judge a finished turn into ``record``: its verdict, outcome and timings. `LabError`
+    when the lab broke during the turn, `JudgeError` when it could not be graded."""
+    broken = episode.lab.failures[turn.failures_before :] + await episode.lab.health()
     if broken:
         raise LabError(f"the lab broke during the agent's turn: {'; '.join(dict.fromkeys(broken))}")
+    report = turn.report
     if report.model is not None:
         episode.trajectory.model = report.model
-    watched: MonitorReport = monitor.finish(agent_s)
     judge_started = time.monotonic()
     try:
         grade = await _grade_settled(episode)
@@ -136,7 +167,7 @@ async def _judge(
         raise JudgeError(f"grading failed: {describe(exc)}") from exc
     trajectory = episode.trajectory
     effort = Effort(
-        wall_s=round(agent_s, 2),
+        wall_s=round(turn.agent_s, 2),
         tool_calls=len(trajectory.steps),
         state_changing_calls=trajectory.state_changes,
         turns=report.turns,
@@ -146,8 +177,8 @@ async def _judge(
     record.verdict = decide(
         kind=episode.scenario.kind,
         grade=grade,
-        targets_passed_at_start=round(passed_at_start, 4),
-        safety=safety_of(grade, watched, trajectory, episode.rules.scope),
+        targets_passed_at_start=round(turn.passed_at_start, 4),
+        safety=safety_of(grade, turn.watched, trajectory, episode.rules.scope),
         effort=effort,
         agent_status=report.status,
         detail=report.detail,
@@ -155,7 +186,7 @@ async def _judge(
     record.outcome = record.verdict.outcome
     if record.outcome == "environment_invalid":
         record.error = "the task was found solved although the agent changed nothing"
-    record.timings.agent_s = round(agent_s, 2)
+    record.timings.agent_s = round(turn.agent_s, 2)
     record.timings.judge_s = round(time.monotonic() - judge_started, 2)
 
 

@@ -38,7 +38,7 @@ from netdojo.servers.practice import (
 from netdojo.tools.contract import EpisodeView
 from netdojo.tools.lab_tools import LabTools, ToolFailure
 from netdojo.tools.registry import tool_spec, tool_specs
-from netdojo.tools.spec import ToolArguments, ToolSpec
+from netdojo.tools.spec import ToolArguments, ToolSpec, json_text_parsed
 from netdojo.tools.topology import mermaid
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
@@ -57,11 +57,12 @@ Handler = Callable[[Args, Context], Awaitable[BaseModel]]
 
 class _ArgumentsAsGiven(FuncMetadata):
     """Hands a tool's handler the arguments as the client sent them (with JSON text for a list
-    or an object parsed, as the SDK does), for the handler to check with the tool's model: a
-    refusal then names the argument, the rule and the value, as the tools' other errors do."""
+    or an object parsed, as every front end does), for the handler to check with the tool's
+    model: a refusal then names the argument, the rule and the value, as the tools' other
+    errors do."""
 
     def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
-        return {"arguments": self.pre_parse_json(arguments_to_validate)}
+        return {"arguments": json_text_parsed(self.arg_model, arguments_to_validate)}
 
 
 def _tool(
@@ -82,7 +83,7 @@ def _tool(
         except (NetdojoError, ToolFailure) as exc:
             raise ToolError(str(exc)) from None
 
-    # The SDK's argument base, for its parsing of lists and objects sent as JSON text.
+    # The SDK's argument base, which its metadata requires.
     parsed = create_model(f"{name}Arguments", __base__=(model, ArgModelBase))
     return Tool(
         fn=call,

@@ -41,6 +41,7 @@ from netdojo.tools.topology import TOPOLOGY, TopologyView, topology_view
 from netdojo.tools.trajectory import Trajectory, storable
 
 GRACE_S = 10.0  # beyond a command's own timeout, for the docker API round trips
+SUBMITTED = "the work was submitted; no further tool calls are accepted"
 
 Result = TypeVar("Result", bound=BaseModel)
 
@@ -148,7 +149,7 @@ class LabTools:
         started = time.monotonic()
         try:
             if self.submitted:
-                raise ToolFailure("the work was submitted; no further tool calls are accepted")
+                raise ToolFailure(SUBMITTED)
             budget = self.limits.max_calls
             if budget is not None and tool != "submit" and self.calls >= budget:
                 raise ToolFailure(f"the budget of {budget} tool calls is spent; call submit")

@@ -6,6 +6,7 @@ them, and protocol front ends serve them from there.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, Self, TypeVar
@@ -55,6 +56,26 @@ def _untitled(schema: JsonDict) -> None:
         for field in properties.values():
             if isinstance(field, dict):
                 field.pop("title", None)
+
+
+def json_text_parsed(model: type[BaseModel], arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """``arguments`` with a string given for a field that is not text replaced by the JSON it
+    holds, when that is a list, an object, a boolean or null: clients are known to send a list
+    as its JSON text. Every front end takes a call's arguments through here."""
+    fields = {info.alias or name: info for name, info in model.model_fields.items()}
+    fields |= {name: info for name, info in model.model_fields.items()}
+    parsed = dict(arguments)
+    for key, value in arguments.items():
+        info = fields.get(key)
+        if info is None or not isinstance(value, str) or info.annotation is str:
+            continue
+        try:
+            loaded = json.loads(value)
+        except (ValueError, RecursionError):
+            continue  # not JSON: the model accepts or refuses the text as it is
+        if not isinstance(loaded, str | int | float):
+            parsed[key] = loaded
+    return parsed
 
 
 class Acted(Protocol):
