@@ -30,7 +30,8 @@ from netdojo.scenarios.hidden_tests import PolicyTest
 from netdojo.scenarios.k8s.app import generate_app
 from netdojo.scenarios.k8s.brief import task_brief
 from netdojo.scenarios.k8s.matrix import call_matrix, cluster_manifests
-from netdojo.scenarios.model import Scenario
+from netdojo.scenarios.model import KUBERNETES_TOOLS, Scenario
+from netdojo.tools.contract import ListedTool
 from netdojo.tools.topology import topology_view
 
 from .k8s_cluster import FakeCluster, intended_allowed
@@ -225,6 +226,9 @@ class FakeSession:
         if len(result["output"]) > self.cap:
             result.update(output=result["output"][: self.cap], truncated=True)
         return result
+
+    async def list_tools(self) -> list[ListedTool]:
+        return [ListedTool(name=name) for name in KUBERNETES_TOOLS]
 
 
 @pytest.mark.parametrize(
