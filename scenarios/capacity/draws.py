@@ -26,22 +26,14 @@ from netdojo.scenarios.capacity.params import (
     SetSpeedQuery,
     WhatIfQuery,
 )
-from netdojo.scenarios.capacity.schema import BLOCK_ROLES, Role, Unit
+from netdojo.scenarios.capacity.schema import BLOCK_ROLES, ROLES, Role, Unit
 
 MAX_LISTED = 40
 MAX_RANKED = 24
 NEW_SWITCH_PORTS = {1: (2, 4, 6), 2: (4, 8, 12), 3: (4, 8, 16)}
 ANSWER_UNITS: tuple[Unit, ...] = ("Gbps", "Gbps", "Mbps", "bps")
 
-CONTAINERS: tuple[Role, ...] = (
-    "root",
-    "superblock",
-    "agg_block",
-    "spine_block",
-    "rack",
-    "switch",
-    "linecard",
-)
+CONTAINERS: tuple[Role, ...] = tuple(r for r in ROLES if r not in ("port", "control_domain"))
 ABOUT: dict[QueryKind, tuple[Role, ...]] = {
     "list": CONTAINERS,
     "count": CONTAINERS[:-1],

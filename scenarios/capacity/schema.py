@@ -9,7 +9,7 @@ model satisfies are listed once here, by name, in words; `invariants.py` checks 
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -27,6 +27,8 @@ Role = Literal[
     "control_domain",
 ]
 """What an entity kind is in the hierarchy, whatever the instance calls it."""
+ROLES: tuple[Role, ...] = get_args(Role)
+"""Every role, from the root down, control domains last."""
 
 Unit = Literal["bps", "Mbps", "Gbps"]
 UNIT_BPS: dict[str, int] = {"bps": 1, "Mbps": 10**6, "Gbps": 10**9}
@@ -159,18 +161,7 @@ class Schema(_Frozen):
     @cached_property
     def roles(self) -> tuple[Role, ...]:
         """The roles this instance has, from the root down, control domains last."""
-        every: tuple[Role, ...] = (
-            "root",
-            "superblock",
-            "agg_block",
-            "spine_block",
-            "rack",
-            "switch",
-            "linecard",
-            "port",
-            "control_domain",
-        )
-        return tuple(role for role in every if getattr(self, role) is not None)
+        return tuple(role for role in ROLES if getattr(self, role) is not None)
 
     @cached_property
     def role_map(self) -> dict[str, Role]:

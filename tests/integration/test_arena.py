@@ -8,6 +8,10 @@ from typing import Any
 
 import anyio
 import pytest
+from a2a.helpers import get_data_parts, new_message, new_text_part
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.types import Role
 from starlette.applications import Starlette
 
 from netdojo.clients.agents import Policy
@@ -15,10 +19,12 @@ from netdojo.clients.assessor import assess
 from netdojo.clients.purple import CallerContextBuilder, PurpleExecutor
 from netdojo.clients.session import ToolSession
 from netdojo.errors import NetdojoError
+from netdojo.scenarios.generate import generate
+from netdojo.scenarios.hidden_tests import PlanAnswerTest
 from netdojo.servers.a2a_app import a2a_routes, agent_card
 from netdojo.servers.apps import green_app
 from netdojo.servers.serving import free_port, serve_uvicorn
-from netdojo.tools.contract import EpisodeView
+from netdojo.tools.contract import HANDOFF_KEY, EpisodeView
 
 from .arena import builtin_purple
 
@@ -114,6 +120,40 @@ async def test_text_mode_completes_an_episode() -> None:
     assert _outcomes(artifacts) == ["solved"]
     steps = artifacts["trajectories"]["trajectories"][0]["trajectory"]["steps"]
     assert steps[-1]["tool"] == "submit" and any(s["changed_state"] for s in steps)
+
+
+class _OneProgram(AgentExecutor):
+    """A single-turn agent whose one reply is a program: in calibration, the reference one,
+    printing the answer instead of writing it."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        assert context.message is not None
+        (handed,) = [p[HANDOFF_KEY] for p in get_data_parts(list(context.message.parts))]
+        ref = handed["scenario"]
+        scenario = generate(ref["family"], ref["level"], ref["seed"])
+        program = scenario.hidden.solution[0].arguments["code"].rstrip().rsplit("\n", 1)[0]
+        (target,) = [t for t in scenario.hidden.targets if isinstance(t, PlanAnswerTest)]
+        code = f"{program}\nprint(json.dumps({target.params.answers!r}))"
+        reply = f"Here is my program.\n```python\n{code}\n```\n"
+        await event_queue.enqueue_event(
+            new_message([new_text_part(reply)], context_id=context.context_id, role=Role.ROLE_AGENT)
+        )
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise NotImplementedError
+
+
+async def test_a_single_reply_program_is_run_and_what_it_prints_submitted() -> None:
+    def make(url: str, port: int) -> Starlette:
+        card = agent_card("one-program", "replies once with code", url, [], streaming=False)
+        return Starlette(routes=a2a_routes(card, _OneProgram(), CallerContextBuilder()))
+
+    planning = {"families": ["capacity-planning"], "levels": [1], "seeds": [3]}
+    artifacts = await _assess(make, mode="text", calibration=True, **planning)
+    assert _outcomes(artifacts) == ["solved"]
+    steps = artifacts["trajectories"]["trajectories"][0]["trajectory"]["steps"]
+    assert [s["tool"] for s in steps] == ["python", "submit"]
+    assert "answer" in steps[-1]["arguments"]
 
 
 async def test_crashing_and_hanging_agents_end_their_episodes_and_the_next_runs() -> None:

@@ -16,6 +16,7 @@ from netdojo.judges import assessment
 from netdojo.judges.assessment import AssessmentConfig, Slot, run_assessment, schedule
 from netdojo.judges.episode import new_episode_id, public_view
 from netdojo.judges.journal import open_run
+from netdojo.judges.runner import new_record
 from netdojo.reports.records import SEED_BOUND, Budgets, EpisodeRecord, Provenance
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
@@ -48,16 +49,7 @@ async def _assess(
         calibration: bool = False,
     ) -> EpisodeRecord:
         given.append((scenario, episode_id))
-        return EpisodeRecord(
-            episode_id=episode_id,
-            scenario_id=scenario.id,
-            family=scenario.family,
-            level=scenario.level,
-            seed=scenario.seed,
-            trial=trial,
-            kind=scenario.kind,
-            outcome="unsolved",
-        )
+        return new_record(scenario, episode_id, trial).model_copy(update={"outcome": "unsolved"})
 
     def provenance(
         scenarios: Sequence[Scenario] = (),
