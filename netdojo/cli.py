@@ -20,6 +20,7 @@ from netdojo.errors import NetdojoError
 from netdojo.image_commands import image_app
 from netdojo.lab_commands import lab_app
 from netdojo.mcp_command import mcp
+from netdojo.openenv_command import openenv
 from netdojo.results_commands import export, leaderboard, merge, report
 from netdojo.scenario_commands import audit, scenarios_app
 
@@ -38,6 +39,7 @@ app.add_typer(image_app, name="image")
 app.add_typer(scenarios_app, name="scenarios")
 app.command()(audit)
 app.command()(mcp)
+app.command()(openenv)
 app.command()(run)
 app.command()(green)
 app.command()(purple)
