@@ -18,6 +18,7 @@ from inspect_ai.model import ChatMessageTool, ModelOutput, ModelUsage, get_model
 import netdojo.servers.inspect_task  # noqa: F401  (registers netdojo/network)
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import ToolCall
+from netdojo.servers.inspect_task import network
 
 INSPECT = str(Path(sys.executable).parent / "inspect")
 MODEL = "mockllm/model"
@@ -33,7 +34,8 @@ def test_inspect_eval_finds_the_task_and_logs_the_judges_score(tmp_path: Path) -
     arguments = ["-T", f"family={FAMILY}", "-T", "level=1", "-T", "seeds=1"]
     options = ["--message-limit", "2", "--log-dir", str(tmp_path), "--display", "none"]
     command = [INSPECT, "eval", "netdojo/network", *arguments, "--model", MODEL, *options]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    # outside the source folder, whose egg-info would hide the editable install from inspect
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     [path] = tmp_path.glob("*.eval")
     log = read_eval_log(str(path))
@@ -51,10 +53,8 @@ def test_a_model_replaying_the_reference_solution_scores_one(tmp_path: Path) -> 
     for output in outputs:  # given, so that mockllm counts no tokens with a downloaded encoding
         output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
     model = get_model(MODEL, custom_outputs=outputs)
-    task_args = {"family": FAMILY, "level": 1, "seeds": [1]}
-    [log] = eval(
-        "netdojo/network", task_args=task_args, model=model, log_dir=str(tmp_path), display="none"
-    )
+    task = network(FAMILY, 1, seeds=[1])
+    [log] = eval(task, model=model, log_dir=str(tmp_path), display="none")
     assert log.status == "success" and Path(log.location).is_file()
     [sample] = log.samples or []
     answers = [m for m in sample.messages if isinstance(m, ChatMessageTool)]
