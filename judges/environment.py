@@ -123,8 +123,8 @@ class NetworkEnvironment:
         from the pool when it has one; `ResetFailed` when its lab does not come up (the next
         reset tries again)."""
         asked = time.monotonic()
-        drawn = drawn_seed() if seed is None else seed
-        scenario = None if self.warm else generate(family, level, drawn)
+        cold = not self.warm
+        scenario = generate(family, level, _seed(seed)) if cold else None
         async with self._lock:
             await self._close(background=True)
             self._record = None
@@ -304,6 +304,10 @@ class NetworkEnvironment:
         started = time.monotonic()
         await running.episode.close()
         timings.teardown_s = round(time.monotonic() - started, 2)
+
+
+def _seed(seed: int | None) -> int:
+    return drawn_seed() if seed is None else seed
 
 
 def _running(taken: Taken, reset_s: float) -> _Running:
