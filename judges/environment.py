@@ -25,8 +25,8 @@ from typing import Any, Self
 import anyio
 
 from netdojo.errors import NetdojoError, describe
-from netdojo.judges.episode import Episode, open_episode
-from netdojo.judges.pool import EpisodePool, Opener, PoolNotRunning, Taken, open_cold
+from netdojo.judges.episode import Episode, Opener, Taken, open_cold, open_episode
+from netdojo.judges.pool import EpisodePool, PoolNotRunning
 from netdojo.judges.reward import counted, final_reward, potential
 from netdojo.judges.runner import Turn, judge_turn, new_record, note_failure, passed_at_start
 from netdojo.judges.steps import Ending, EndReason, EpisodeState, Observation, StepInfo, StepResult

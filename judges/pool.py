@@ -21,7 +21,6 @@ import logging
 import random
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, Literal, Self
@@ -31,7 +30,15 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from netdojo.errors import NetdojoError, describe
 from netdojo.judges.assessment import available_memory_mib, memory_bound
-from netdojo.judges.episode import Episode, new_episode_id, open_episode
+from netdojo.judges.episode import (
+    Episode,
+    Opener,
+    ResetFailed,
+    Taken,
+    instance_name,
+    open_cold,
+    open_episode,
+)
 from netdojo.reports.records import SEED_BOUND, Timings, drawn_seed
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
@@ -39,42 +46,12 @@ from netdojo.tools.lab_tools import ToolLimits
 
 logger = logging.getLogger(__name__)
 
-Opener = Callable[[Scenario, str, ToolLimits], Awaitable[Episode]]
 Key = tuple[str, int, int | None]
 """What is asked for: family, level and seed (None: any seed)."""
 
 
-class ResetFailed(NetdojoError):
-    """An episode could not be opened: its lab did not deploy or did not stage."""
-
-
 class PoolNotRunning(NetdojoError):
     """A warm pool asked for an episode outside ``async with``."""
-
-
-@dataclass(frozen=True)
-class Taken:
-    """An episode handed out by the pool."""
-
-    episode: Episode
-    warm: bool
-    """It was ready when asked for: nothing was opened on the way."""
-    open_s: float
-    """The seconds its lab took to deploy and stage, wherever that happened."""
-
-
-async def open_cold(opener: Opener, scenario: Scenario, limits: ToolLimits) -> Taken:
-    """Open ``scenario``'s episode here and now; `ResetFailed` when it does not come up."""
-    started = time.monotonic()
-    try:
-        episode = await opener(scenario, new_episode_id(), limits)
-    except Exception as exc:
-        raise ResetFailed(f"{_instance(scenario)} did not come up: {describe(exc)}") from exc
-    return Taken(episode, warm=False, open_s=round(time.monotonic() - started, 2))
-
-
-def _instance(scenario: Scenario) -> str:
-    return f"{scenario.family} level {scenario.level} seed {scenario.seed}"
 
 
 @dataclass
@@ -314,7 +291,7 @@ async def _handed(item: Taken | ResetFailed, ready: bool) -> Taken:
     if broken:
         await _teardown(episode, None)
         why = "; ".join(broken)
-        raise ResetFailed(f"{_instance(episode.scenario)}: its warm lab broke ({why})")
+        raise ResetFailed(f"{instance_name(episode.scenario)}: its warm lab broke ({why})")
     return Taken(episode, warm=ready, open_s=item.open_s)
 
 

@@ -12,8 +12,8 @@ import gymnasium
 import pytest
 
 from netdojo.judges.environment import NetworkEnvironment
-from netdojo.judges.episode import Episode
-from netdojo.judges.pool import EpisodePool, PoolNotRunning, ResetFailed
+from netdojo.judges.episode import Episode, ResetFailed
+from netdojo.judges.pool import EpisodePool, PoolNotRunning
 from netdojo.scenarios.model import Scenario, ToolCall
 from netdojo.scenarios.registry import ScenarioError
 from netdojo.servers.gym_env import ENV_ID, NetworkEnv
