@@ -5,6 +5,8 @@
 answers as the MCP server answers (`netdojo.tools.calls`); the episode ends when the agent
 submits or a budget is spent, and is then judged as an assessment judges a turn
 (`netdojo.judges.runner.judge_turn`), into a record and a reward (`netdojo.judges.reward`).
+With ``warm``, a pool (`netdojo.judges.pool`) opens the next episodes in the background, so
+that a reset hands one over at once and the last one is torn down off the reset's path.
 
 What the agent side is given holds the public half only: the brief, the topology, the
 constraints, the tools and the tools' answers. Each hidden test's result stays in `record`,
@@ -17,89 +19,30 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Self
+from typing import Any, Self
 
 import anyio
-from pydantic import BaseModel, Field
 
 from netdojo.errors import NetdojoError, describe
-from netdojo.judges.episode import Episode, new_episode_id, open_episode
+from netdojo.judges.episode import Episode, Opener, Taken, open_cold, open_episode
+from netdojo.judges.pool import EpisodePool, PoolNotRunning
 from netdojo.judges.reward import counted, final_reward, potential
 from netdojo.judges.runner import Turn, judge_turn, new_record, note_failure, passed_at_start
-from netdojo.reports.records import Budgets, EpisodeRecord, MonitorReport, Outcome, drawn_seed
+from netdojo.judges.steps import Ending, EndReason, EpisodeState, Observation, StepInfo, StepResult
+from netdojo.reports.records import Budgets, EpisodeRecord, MonitorReport, drawn_seed
 from netdojo.scenarios.generate import generate
-from netdojo.scenarios.model import Scenario, ToolCall
+from netdojo.scenarios.model import ToolCall
 from netdojo.tools.calls import call_tool, listed_tools, refusal
-from netdojo.tools.contract import AgentReport, ListedTool
+from netdojo.tools.contract import AgentReport
 from netdojo.tools.lab_tools import SUBMITTED, ToolLimits
-from netdojo.tools.topology import TopologyView, topology_view
+from netdojo.tools.topology import topology_view
 
 logger = logging.getLogger(__name__)
-
-EndReason = Literal["submitted", "calls", "time"]
-
-
-class ResetFailed(NetdojoError):
-    """An episode could not be opened: its lab did not deploy or did not stage."""
 
 
 class NoEpisode(NetdojoError):
     """A step with no episode open: `reset` first."""
-
-
-class Observation(BaseModel):
-    """What an agent is handed when an episode opens; never the instance's name, its seed or
-    anything of its hidden half."""
-
-    episode_id: str = Field(description="random, never derived from the instance")
-    brief: str
-    constraints: list[str]
-    topology: TopologyView
-    tools: list[ListedTool] = Field(description="as an MCP server lists them")
-
-
-class Ending(BaseModel):
-    """How an episode ended: why, its verdict's outcome and its final reward."""
-
-    reason: EndReason
-    outcome: Outcome
-    reward: float = Field(description="the final reward, by `netdojo.judges.reward`")
-    counted: bool = Field(description="False when the outcome was not the agent's doing")
-    targets_passed: float | None = Field(description="the fraction of targets passing at the end")
-    safe: bool | None
-
-
-class StepInfo(BaseModel):
-    tool_calls: int = Field(description="the calls the tool budget has counted")
-    changed_state: bool = Field(description="this call could change a device's state")
-    ending: Ending | None = Field(default=None, description="once the episode has ended")
-
-
-class StepResult(BaseModel):
-    """A tool's answer to one step, as an MCP client would read it, and where the episode is."""
-
-    result: dict[str, Any] | None = Field(default=None, description="the structured result")
-    error: str | None = Field(default=None, description="the tool-level error text")
-    is_error: bool = False
-    done: bool = False
-    truncated: bool = Field(default=False, description="ended by a budget, not by submit")
-    reward: float = 0.0
-    info: StepInfo
-
-
-class EpisodeState(BaseModel):
-    episode_id: str | None = Field(description="none before the first reset and after close")
-    steps: int = 0
-    tool_calls: int = Field(0, description="the calls the tool budget has counted")
-    elapsed_s: float = Field(0.0, description="since the episode was handed over, until it ended")
-    done: bool = False
-    submitted: bool = False
-    ending: Ending | None = Field(default=None, description="once the episode has ended")
-
-
-Opener = Callable[[Scenario, str, ToolLimits], Awaitable[Episode]]
 
 
 @dataclass
@@ -110,6 +53,8 @@ class _Running:
     failures_before: int
     started: float
     potential: float
+    warm: bool
+    reset_s: float
     steps: int = 0
     ending: Ending | None = None
     ended: float | None = None
@@ -122,28 +67,50 @@ class _Running:
 class NetworkEnvironment:
     """One episode at a time on a live lab: `reset`, `step` until done, `close` (or use it as
     an async context manager). ``shaped`` rewards each state-changing step with the change of
-    the lab's potential, grading the lab after it (seconds each); ``opener`` opens an episode
-    (`open_episode` unless a test gives another)."""
+    the lab's potential, grading the lab after it (seconds each); ``warm`` keeps that many
+    episodes opening ahead (inside ``async with`` only), their draws seeded by ``warm_seed``
+    (read on entering); ``opener`` opens an episode (`open_episode` unless a test gives
+    another)."""
 
     def __init__(
         self,
         budgets: Budgets | None = None,
         *,
         shaped: bool = False,
+        warm: int = 0,
+        warm_seed: int | None = None,
         opener: Opener = open_episode,
     ) -> None:
         self.budgets = budgets or Budgets()
         self.shaped = shaped
+        self.warm = warm
+        self.warm_seed = warm_seed
         self._opener = opener
+        self._limits = ToolLimits(max_calls=self.budgets.max_tool_calls)
+        self._pool: EpisodePool | None = None
         self._running: _Running | None = None
         self._record: EpisodeRecord | None = None
         self._lock = anyio.Lock()
 
     async def __aenter__(self) -> Self:
+        if self.warm:
+            pool = EpisodePool(self._opener, self._limits, size=self.warm, seed=self.warm_seed)
+            self._pool = await pool.__aenter__()
         return self
 
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
+    async def __aexit__(self, *exc_info: Any) -> None:
+        try:
+            await self.close()
+        finally:
+            pool, self._pool = self._pool, None
+            if pool is not None:
+                await pool.__aexit__(*exc_info)
+
+    @property
+    def pool(self) -> EpisodePool | None:
+        """The warm pool while the environment is entered (`EpisodePool.expect` warms an
+        instance before its first reset)."""
+        return self._pool
 
     @property
     def record(self) -> EpisodeRecord | None:
@@ -152,36 +119,23 @@ class NetworkEnvironment:
         return self._record
 
     async def reset(self, family: str, level: int = 1, seed: int | None = None) -> Observation:
-        """Close any open episode and open a fresh instance (a drawn seed unless given);
-        `ResetFailed` when its lab does not come up (the next reset tries again)."""
-        scenario = generate(family, level, drawn_seed() if seed is None else seed)
+        """Close any open episode and open a fresh instance (a drawn seed unless given): warm
+        from the pool when it has one; `ResetFailed` when its lab does not come up (the next
+        reset tries again)."""
+        asked = time.monotonic()
+        cold = not self.warm
+        scenario = generate(family, level, _seed(seed)) if cold else None
         async with self._lock:
-            await self._close()
+            await self._close(background=True)
             self._record = None
-            self._running = await self._open(scenario)
+            if scenario is not None:
+                taken = await open_cold(self._opener, scenario, self._limits)
+            elif self._pool is None:
+                raise PoolNotRunning("a warm environment resets only inside `async with`")
+            else:
+                taken = await self._pool.take(family, level, seed)
+            self._running = _running(taken, round(time.monotonic() - asked, 3))
             return self._observation(self._running.episode)
-
-    async def _open(self, scenario: Scenario) -> _Running:
-        episode_id = new_episode_id()
-        started = time.monotonic()
-        limits = ToolLimits(max_calls=self.budgets.max_tool_calls)
-        try:
-            episode = await self._opener(scenario, episode_id, limits)
-        except Exception as exc:
-            instance = f"{scenario.family} level {scenario.level} seed {scenario.seed}"
-            raise ResetFailed(f"{instance} did not come up: {describe(exc)}") from exc
-        record = new_record(scenario, episode_id)
-        record.trajectory = episode.trajectory
-        record.timings.ready_s = round(time.monotonic() - started, 2)
-        at_start = passed_at_start(episode)
-        return _Running(
-            episode=episode,
-            record=record,
-            at_start=at_start,
-            failures_before=len(episode.lab.failures),
-            started=time.monotonic(),
-            potential=at_start,  # the guards hold on a staged lab
-        )
 
     def _observation(self, episode: Episode) -> Observation:
         view = episode.view()
@@ -326,19 +280,52 @@ class NetworkEnvironment:
             done=running.ending is not None,
             submitted=tools.submitted,
             ending=running.ending,
+            warm=running.warm,
+            reset_s=running.reset_s,
         )
 
     async def close(self) -> None:
-        """Tear the open episode's lab down; closing again does nothing."""
+        """Tear the open episode's lab down, and every lab of the pool when warm (resets then
+        fail until the environment is entered again); closing again does nothing."""
         async with self._lock:
-            await self._close()
+            await self._close(background=False)
+            if self._pool is not None:
+                await self._pool.close()
 
-    async def _close(self) -> None:
+    async def _close(self, background: bool) -> None:
+        """Tear the open episode's lab down; ``background``: by the pool, when there is one."""
         running, self._running = self._running, None
-        if running is not None:
-            started = time.monotonic()
-            await running.episode.close()
-            running.record.timings.teardown_s = round(time.monotonic() - started, 2)
+        if running is None:
+            return
+        timings = running.record.timings
+        if background and self._pool is not None:
+            await self._pool.give_back(running.episode, timings)
+            return
+        started = time.monotonic()
+        await running.episode.close()
+        timings.teardown_s = round(time.monotonic() - started, 2)
+
+
+def _seed(seed: int | None) -> int:
+    return drawn_seed() if seed is None else seed
+
+
+def _running(taken: Taken, reset_s: float) -> _Running:
+    episode = taken.episode
+    record = new_record(episode.scenario, episode.trajectory.episode)
+    record.trajectory = episode.trajectory
+    record.timings.ready_s = taken.open_s
+    at_start = passed_at_start(episode)
+    return _Running(
+        episode=episode,
+        record=record,
+        at_start=at_start,
+        failures_before=len(episode.lab.failures),
+        started=time.monotonic(),
+        potential=at_start,  # the guards hold on a staged lab
+        warm=taken.warm,
+        reset_s=reset_s,
+    )
 
 
 def _spent(reason: EndReason, budgets: Budgets) -> str:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 import anyio
 
-from netdojo.errors import NetdojoError
+from netdojo.errors import NetdojoError, describe
 from netdojo.judges.grading import grade
 from netdojo.judges.integrity import rules_for
 from netdojo.judges.staging import Staged, Stages, stage_scenario
@@ -105,3 +107,36 @@ async def open_episode(
     episode = Episode(scenario, lab, episode_id, stages, staged, limits)
     episode.ready_s = round(time.monotonic() - started, 2)
     return episode
+
+
+Opener = Callable[[Scenario, str, ToolLimits], Awaitable[Episode]]
+"""Opens an episode: `open_episode`, or a test's stand-in."""
+
+
+class ResetFailed(NetdojoError):
+    """An episode could not be opened: its lab did not deploy or did not stage."""
+
+
+@dataclass(frozen=True)
+class Taken:
+    """An opened episode as handed out: by a warm pool, or opened on the spot."""
+
+    episode: Episode
+    warm: bool
+    """It was ready when asked for: nothing was opened on the way."""
+    open_s: float
+    """The seconds its lab took to deploy and stage, wherever that happened."""
+
+
+async def open_cold(opener: Opener, scenario: Scenario, limits: ToolLimits) -> Taken:
+    """Open ``scenario``'s episode here and now; `ResetFailed` when it does not come up."""
+    started = time.monotonic()
+    try:
+        episode = await opener(scenario, new_episode_id(), limits)
+    except Exception as exc:
+        raise ResetFailed(f"{instance_name(scenario)} did not come up: {describe(exc)}") from exc
+    return Taken(episode, warm=False, open_s=round(time.monotonic() - started, 2))
+
+
+def instance_name(scenario: Scenario) -> str:
+    return f"{scenario.family} level {scenario.level} seed {scenario.seed}"

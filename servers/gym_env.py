@@ -12,7 +12,8 @@ constraints, topology and tools; each step's is the tool's answer, ``{"result": 
 ``{"error": "..."}``, as the green agent's text mode answers. An action is
 ``{"tool": "<name>", "arguments": {...}}``; one that is not gets an error observation. The seed
 given to `reset` is the instance's seed; without one, the instance is drawn from the
-environment's generator. The asynchronous `NetworkEnvironment` runs on an event loop of this
+environment's generator (with ``warm``, from the warm pool's, seeded from the environment's
+at the first reset). The asynchronous `NetworkEnvironment` runs on an event loop of this
 environment's own, in a thread.
 """
 
@@ -79,7 +80,8 @@ class NetworkEnv(gym.Env[str, str]):
 
     ``family`` and ``level`` choose the instances (``reset(options={"family": ..., "level":
     ...})`` chooses another for one episode); ``max_tool_calls`` and ``time_budget_s`` are the
-    episode's budgets, ``shaped`` turns on the shaped reward (`netdojo.judges.reward`).
+    episode's budgets, ``shaped`` turns on the shaped reward (`netdojo.judges.reward`) and
+    ``warm`` keeps that many episodes opening ahead (`netdojo.judges.pool`).
     An episode terminates when the agent submits and is truncated when a budget is spent.
     """
 
@@ -93,19 +95,24 @@ class NetworkEnv(gym.Env[str, str]):
         max_tool_calls: int = 60,
         time_budget_s: float = 600.0,
         shaped: bool = False,
+        warm: int = 0,
     ) -> None:
         self.family = family
         self.level = level
         self.observation_space = spaces.Text(MAX_OBSERVATION, charset=JSON_TEXT)
         self.action_space = spaces.Text(MAX_ACTION, charset=ACTION_TEXT)
         budgets = Budgets(max_tool_calls=max_tool_calls, time_budget_s=time_budget_s)
-        self.environment = NetworkEnvironment(budgets, shaped=shaped)
+        self.environment = NetworkEnvironment(budgets, shaped=shaped, warm=warm)
         self._threads = ExitStack()
         self._portal: BlockingPortal | None = None
 
     def _run(self, work: Callable[..., Awaitable[Result]], *args: Any) -> Result:
         if self._portal is None:
-            self._portal = self._threads.enter_context(start_blocking_portal())
+            portal = self._threads.enter_context(start_blocking_portal())
+            if self.environment.warm:  # the pool draws the instances, seeded from this generator
+                self.environment.warm_seed = int(self.np_random.integers(SEED_BOUND))
+            self._threads.enter_context(portal.wrap_async_context_manager(self.environment))
+            self._portal = portal
         return self._portal.call(work, *args)
 
     def reset(
@@ -116,12 +123,21 @@ class NetworkEnv(gym.Env[str, str]):
         unknown = sorted(set(chosen) - set(OPTIONS))
         if unknown:
             raise NetdojoError(f"unknown reset options {unknown}; options are family and level")
-        instance = int(seed if seed is not None else self.np_random.integers(SEED_BOUND))
         family = chosen.get("family", self.family)
         level = chosen.get("level", self.level)
+        instance = self._instance(seed)
         observation = self._run(self.environment.reset, family, level, instance)
         shown = observation.model_dump(mode="json", exclude={"episode_id"})
-        return as_text(shown), {"episode_id": observation.episode_id}
+        warm = self.environment.state().warm
+        return as_text(shown), {"episode_id": observation.episode_id, "warm": warm}
+
+    def _instance(self, seed: int | None) -> int | None:
+        """The instance's seed: given, or drawn here; drawn by the warm pool when warm."""
+        if seed is not None:
+            return seed
+        if self.environment.warm:
+            return None
+        return int(self.np_random.integers(SEED_BOUND))
 
     def step(self, action: str) -> Step:
         try:

@@ -10,7 +10,8 @@ import pytest
 from mcp import Client
 
 import netdojo.judges.runner
-from netdojo.judges.environment import NetworkEnvironment, NoEpisode, ResetFailed
+from netdojo.judges.environment import NetworkEnvironment, NoEpisode
+from netdojo.judges.episode import ResetFailed
 from netdojo.labs.runtime import LiveLab
 from netdojo.reports.records import Budgets
 from netdojo.scenarios import registry
