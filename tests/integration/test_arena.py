@@ -129,8 +129,8 @@ class _OneProgram(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         assert context.message is not None
         (handed,) = [p[HANDOFF_KEY] for p in get_data_parts(list(context.message.parts))]
-        ref = handed["scenario"]
-        scenario = generate(ref["family"], ref["level"], ref["seed"])
+        ref = handed["scenario"]  # numbers come through A2A's data parts as floats
+        scenario = generate(ref["family"], int(ref["level"]), int(ref["seed"]))
         program = scenario.hidden.solution[0].arguments["code"].rstrip().rsplit("\n", 1)[0]
         (target,) = [t for t in scenario.hidden.targets if isinstance(t, PlanAnswerTest)]
         code = f"{program}\nprint(json.dumps({target.params.answers!r}))"
