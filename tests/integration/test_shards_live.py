@@ -1,6 +1,6 @@
 """Sharded assessments on live labs: two agents, each run as two shards by `netdojo run --shard`,
 merged by `netdojo merge`; the merge holds every instance of the unsharded schedule once, with
-each agent's certain outcome, and the AgentBeats leaderboard queries over the shards' result
+an outcome each agent can have, and the AgentBeats leaderboard queries over the shards' result
 files give `netdojo leaderboard`'s figures. (That a sharded run's outcomes are the unsharded
 run's is shown through the agent images, in tests/integration/test_images.py.)"""
 
@@ -19,8 +19,8 @@ from tests.agentbeats_board import Submission, check
 
 NETDOJO = str(Path(sys.executable).parent / "netdojo")
 CONFIG = ["--families", "static-routing", "--levels", "1", "--episodes", "2", "--seed", "17"]
-AGENTS = {"noop": "unsolved", "vandal": "unsafe"}
-"""Each agent and the outcome it has on every instance."""
+AGENTS = {"noop": {"unsolved"}, "vandal": {"unsafe", "unsolved"}}
+"""Each agent and the outcomes it can have (a vandal's damage may spare every guard)."""
 SCHEDULE = AssessmentConfig(families=["static-routing"], levels=[1], episodes=2, seed=17)
 
 
@@ -35,8 +35,8 @@ def _episodes(folder: Path) -> list[tuple[str, int, str]]:
     return sorted((e.family, e.seed, e.outcome) for e in run.result.episodes)
 
 
-def _expected(outcome: str) -> list[tuple[str, int, str]]:
-    return sorted((slot.family, slot.seed, outcome) for slot in full_schedule(SCHEDULE))
+def _scheduled() -> list[tuple[str, int]]:
+    return sorted((slot.family, slot.seed) for slot in full_schedule(SCHEDULE))
 
 
 @pytest.mark.timeout(1800)
@@ -44,7 +44,7 @@ def test_shards_merge_to_the_unsharded_run_and_the_queries_agree_with_the_leader
     tmp_path: Path,
 ) -> None:
     submissions = []
-    for agent, outcome in AGENTS.items():
+    for agent, outcomes in AGENTS.items():
         shards = []
         for index in range(2):
             out = tmp_path / f"{agent}-shard{index}"
@@ -52,7 +52,9 @@ def test_shards_merge_to_the_unsharded_run_and_the_queries_agree_with_the_leader
             shards.append(out)
         merged = tmp_path / f"{agent}-merged"
         _netdojo("merge", *map(str, shards), "--out", str(merged))
-        assert _episodes(merged) == _expected(outcome), agent
+        episodes = _episodes(merged)
+        assert [(family, seed) for family, seed, _ in episodes] == _scheduled(), agent
+        assert {outcome for _, _, outcome in episodes} <= outcomes, (agent, episodes)
         submissions.append(Submission(agent_id=f"netdojo-{agent}", shards=shards))
     tables, problems = check(tmp_path / "board", submissions)
     assert not problems, problems
