@@ -104,8 +104,10 @@ def _answering(answer: object) -> Policy:
     return agent
 
 
-@pytest.mark.parametrize(("answer", "outcome"), [(None, "solved"), ([["nothing"]], "unsolved")])
-async def test_the_answer_given_to_submit_is_the_one_judged(answer: object, outcome: str) -> None:
+@pytest.mark.parametrize(("answer", "right"), [(None, True), ([["nothing"]], False)])
+async def test_the_answer_given_to_submit_is_the_one_judged(answer: object, right: bool) -> None:
+    """The reference program's changes are made either way: a wrong answer leaves a task that
+    changes the model partly solved, one that only asks unsolved."""
     scenario = generate(FAMILY, 1, 1 + secrets.randbelow(10_000))
     record = await run_episode(
         scenario,
@@ -114,7 +116,11 @@ async def test_the_answer_given_to_submit_is_the_one_judged(answer: object, outc
         f"episode-{secrets.token_hex(6)}",
         calibration=True,
     )
-    assert record.outcome == outcome, (record.error, record.verdict)
+    assert record.verdict is not None and record.verdict.tests is not None, record.error
+    judged = {r.id: r.passed for r in record.verdict.tests.targets}
+    assert judged["target:answer"] is right, record.verdict
+    assert (record.outcome == "solved") is right, record.verdict
+    assert record.outcome in ("solved", "partial", "unsolved"), record.verdict
 
 
 async def test_the_heuristic_surveys_the_model_and_leaves_it_safe_and_unsolved() -> None:
