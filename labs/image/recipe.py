@@ -37,6 +37,13 @@ PACKAGES = (
     "python3",
     "python3-scapy",
     "python3-networkx",
+    "iperf3",
+    "dnsmasq-base",
+    "isc-dhcp-client",
+    "bind9-dnsutils",
+    "conntrack",
+    "radvd",
+    "ndisc6",
 )
 PATH_ENV = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 FILES_DIR = Path(__file__).parent / "files"
