@@ -13,7 +13,9 @@ while no other test of the judge talks to it), so a reply faked anywhere else ne
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
 import re
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
@@ -157,7 +159,22 @@ async def _witnessed(
 T = TypeVar("T", bound=HiddenTestBase)
 Checker = Callable[[CheckContext, T], Awaitable[Observed]]
 CHECKERS: dict[str, Checker[Any]] = {}
-"""Each kind of hidden test and its checker."""
+"""Each kind of hidden test and its checker: this module's, and those of every module of this
+package whose name ends in ``_checks`` (loaded by `checkers`)."""
+_discovered = False
+
+
+def checkers() -> Mapping[str, Checker[Any]]:
+    """Every registered checker by kind, after loading the package's ``*_checks`` modules."""
+    global _discovered
+    if not _discovered:
+        _discovered = True
+        import netdojo.judges as package
+
+        for info in pkgutil.iter_modules(package.__path__):
+            if info.name.endswith("_checks"):
+                importlib.import_module(f"{package.__name__}.{info.name}")
+    return CHECKERS
 
 
 def checker(model: type[T]) -> Callable[[Checker[T]], Checker[T]]:
@@ -407,7 +424,7 @@ async def _policy(ctx: CheckContext, test: PolicyTest) -> Observed:
 
 async def run_test(ctx: CheckContext, test: HiddenTest) -> HiddenTestResult:
     try:
-        observed, evidence = await CHECKERS[test.kind](ctx, test)
+        observed, evidence = await checkers()[test.kind](ctx, test)
     except CheckUnavailable as exc:
         return HiddenTestResult(
             id=test.id, description=test.description, passed=False, evidence=f"not run: {exc}"
@@ -446,6 +463,3 @@ def owners_of(public: PublicHalf) -> dict[str, str]:
         for iface in device.interfaces
         if iface.address
     }
-
-
-from netdojo.judges import plan_checks  # noqa: E402,F401  (registers the planning checkers)

@@ -20,18 +20,16 @@ environment's own, in a thread.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
-from contextlib import ExitStack
-from typing import Any, TypeVar
+from typing import Any
 
 import gymnasium as gym
-from anyio.from_thread import BlockingPortal, start_blocking_portal
 from gymnasium import spaces
 
 from netdojo.errors import NetdojoError
 from netdojo.judges.environment import NetworkEnvironment
 from netdojo.reports.records import SEED_BOUND, Budgets
 from netdojo.scenarios.model import ToolCall
+from netdojo.servers.blocking import BlockingEnvironment
 
 ENV_ID = "netdojo/Network-v0"
 JSON_TEXT = "".join(map(chr, range(0x20, 0x7F)))
@@ -42,7 +40,6 @@ MAX_ACTION = 1 << 17
 ACTION_FORM = '{"tool": "<name>", "arguments": {...}}'
 OPTIONS = ("family", "level")
 
-Result = TypeVar("Result")
 Step = tuple[str, float, bool, bool, dict[str, Any]]
 
 
@@ -103,17 +100,12 @@ class NetworkEnv(gym.Env[str, str]):
         self.action_space = spaces.Text(MAX_ACTION, charset=ACTION_TEXT)
         budgets = Budgets(max_tool_calls=max_tool_calls, time_budget_s=time_budget_s)
         self.environment = NetworkEnvironment(budgets, shaped=shaped, warm=warm)
-        self._threads = ExitStack()
-        self._portal: BlockingPortal | None = None
+        self._blocking = BlockingEnvironment(self.environment, on_start=self._seed_pool)
+        self._run = self._blocking.run
 
-    def _run(self, work: Callable[..., Awaitable[Result]], *args: Any) -> Result:
-        if self._portal is None:
-            portal = self._threads.enter_context(start_blocking_portal())
-            if self.environment.warm:  # the pool draws the instances, seeded from this generator
-                self.environment.warm_seed = int(self.np_random.integers(SEED_BOUND))
-            self._threads.enter_context(portal.wrap_async_context_manager(self.environment))
-            self._portal = portal
-        return self._portal.call(work, *args)
+    def _seed_pool(self) -> None:
+        if self.environment.warm:  # the pool draws the instances, seeded from this generator
+            self.environment.warm_seed = int(self.np_random.integers(SEED_BOUND))
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -165,12 +157,7 @@ class NetworkEnv(gym.Env[str, str]):
 
     def close(self) -> None:
         """Tear the lab down and stop the event loop; closing again does nothing."""
-        if self._portal is not None:
-            try:
-                self._portal.call(self.environment.close)
-            finally:
-                self._portal = None
-                self._threads.close()
+        self._blocking.close()
         super().close()
 
 

@@ -18,11 +18,9 @@ to tear it down.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from contextlib import ExitStack
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any
 
-from anyio.from_thread import BlockingPortal, start_blocking_portal
 from fastapi import FastAPI
 from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.interfaces import Environment
@@ -52,11 +50,11 @@ from netdojo.judges.episode import open_episode
 from netdojo.reports.records import Budgets
 from netdojo.scenarios import registry
 from netdojo.scenarios.model import ToolCall
+from netdojo.servers.blocking import BlockingEnvironment
 from netdojo.tools.calls import listed_tools, unknown
 from netdojo.tools.contract import ListedTool
 from netdojo.tools.topology import TopologyView
 
-Result = TypeVar("Result")
 RESET_ARGUMENTS = ("family", "level", "seed")
 
 
@@ -114,13 +112,8 @@ class NetdojoEnvironment(Environment):
         self.level = level
         self._listed = family  # whose tools a ListToolsAction lists: the last episode's family
         self.environment = NetworkEnvironment(budgets, shaped=shaped, opener=opener)
-        self._threads = ExitStack()
-        self._portal: BlockingPortal | None = None
-
-    def _run(self, work: Callable[..., Awaitable[Result]], *args: Any) -> Result:
-        if self._portal is None:
-            self._portal = self._threads.enter_context(start_blocking_portal())
-        return self._portal.call(work, *args)
+        self._blocking = BlockingEnvironment(self.environment)
+        self._run = self._blocking.run
 
     def reset(
         self,
@@ -185,12 +178,7 @@ class NetdojoEnvironment(Environment):
 
     def close(self) -> None:
         """Tear the lab down and stop the event loop; closing again does nothing."""
-        if self._portal is not None:
-            try:
-                self._portal.call(self.environment.close)
-            finally:
-                self._portal = None
-                self._threads.close()
+        self._blocking.close()
 
 
 def _tool(listed: ListedTool) -> Tool:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from netdojo.judges.checks import CHECKERS, checker
+from netdojo.judges.checks import checker, checkers
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.hidden_tests import (
     TEST_MODELS,
@@ -155,9 +155,9 @@ def test_a_generated_scenario_reads_back_to_the_same_json(family: str) -> None:
 
 
 def test_every_kind_has_one_checker_taking_its_model() -> None:
-    assert set(CHECKERS) == set(KINDS)
+    assert set(checkers()) == set(KINDS)
     for model in TEST_MODELS:
-        check = CHECKERS[kind_of(model)]
+        check = checkers()[kind_of(model)]
         hints = inspect.get_annotations(check, eval_str=True)
         assert hints["test"] is model, (model, check)
 
@@ -168,4 +168,4 @@ def test_a_kind_cannot_be_given_a_second_checker() -> None:
 
     with pytest.raises(ValueError, match="already have a checker"):
         checker(PingTest)(again)
-    assert CHECKERS["ping"] is not again
+    assert checkers()["ping"] is not again
