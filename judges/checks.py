@@ -448,4 +448,7 @@ def owners_of(public: PublicHalf) -> dict[str, str]:
     }
 
 
-from netdojo.judges import plan_checks  # noqa: E402,F401  (registers the planning checkers)
+from netdojo.judges import (  # noqa: E402  (each registers its checkers)
+    datapath_checks,  # noqa: F401
+    plan_checks,  # noqa: F401
+)
