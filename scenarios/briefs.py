@@ -81,16 +81,16 @@ STALLED_FORMS = (
 )
 SLOW_FORMS = (
     "throughput from {a} to {b} ({ba}) is far too low: iperf3 over a few seconds must show at "
-    "least {figure:g} Mbit/s",
-    "transfers from {a} to {b} crawl; the design expects at least {figure:g} Mbit/s of TCP "
+    "least {figure} Mbit/s",
+    "transfers from {a} to {b} crawl; the design expects at least {figure} Mbit/s of TCP "
     "throughput (iperf3)",
-    "a TCP throughput test from {a} to {b} must reach {figure:g} Mbit/s or more, and it does not",
+    "a TCP throughput test from {a} to {b} must reach {figure} Mbit/s or more, and it does not",
 )
 LOSSY_FORMS = (
-    "pings from {a} to {b} ({ba}) lose packets: over a burst of pings at most {figure:g}% may "
+    "pings from {a} to {b} ({ba}) lose packets: over a burst of pings at most {figure}% may "
     "go unanswered",
-    "{a} sees packet loss towards {b}; the design tolerates at most {figure:g}% lost pings",
-    "traffic between {a} and {b} is lossy, well above the {figure:g}% loss the network allows",
+    "{a} sees packet loss towards {b}; the design tolerates at most {figure}% lost pings",
+    "traffic between {a} and {b} is lossy, well above the {figure}% loss the network allows",
 )
 CONNECTIVITY_GOALS = (
     "Restore full connectivity between all hosts.",
@@ -148,11 +148,18 @@ ROUTING_RULES = {
         "Routing here is static by design: fix it with the routers' own static routes and "
         "interfaces, without NAT or address tricks.",
     ),
-    "datapath": (
-        "The routing itself is as designed: repair what the routers do to packets (their rules, "
-        "filters, queues and interfaces), with no new routes, no NAT and no address tricks.",
-        "Fix the cause in the routers' packet handling; do not change the routing design, add "
-        "routes, translate addresses or borrow addresses.",
+    "datapath-ospf": (
+        "OSPF itself is as designed: repair what the routers do to packets (their rules, "
+        "filters, queues and interfaces), with no static or kernel routes, no NAT and no "
+        "address tricks.",
+        "Fix the cause in the routers' packet handling; leave the OSPF design alone and add no "
+        "static routes, translation or borrowed addresses.",
+    ),
+    "datapath-static": (
+        "The static routes are as designed: repair what the routers do to packets (their "
+        "rules, filters, queues and interfaces), with no NAT and no address tricks.",
+        "Fix the cause in the routers' packet handling; the static routing design stays as it "
+        "is, with no translation or borrowed addresses.",
     ),
     "hosts": (
         "Fix each host in its own settings (address, mask, gateway); the routers keep running "
@@ -190,7 +197,7 @@ def _line(seen: Observation, routing: str, addresses: dict[str, str], rng: rando
     if seen.kind in PERFORMANCE_FORMS:
         a, b = hosts
         form = rng.choice(PERFORMANCE_FORMS[seen.kind])
-        return form.format(a=a, b=b, ba=addresses[b], figure=seen.figure)
+        return form.format(a=a, b=b, ba=addresses[b], figure=f"{seen.figure:g}")
     client, server = hosts
     forms = BLOCKED_FORMS if seen.kind == "blocked" else OPEN_FORMS
     if rng.random() < 0.5:

@@ -18,6 +18,6 @@ register(
             link_perf.lan_rate_limit,
             link_perf.random_drop,
         ),
-        repair="datapath",
+        repair="datapath-static",
     )
 )

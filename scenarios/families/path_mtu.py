@@ -13,6 +13,6 @@ register(
         summary="A transit link runs with a smaller MTU and the ICMP messages path-MTU "
         "discovery needs are filtered: pings pass, large TCP transfers hang.",
         faults=(pmtu.icmp_filtered_near, pmtu.icmp_filtered_nft, pmtu.icmp_filtered_edge),
-        repair="datapath",
+        repair="datapath-ospf",
     )
 )

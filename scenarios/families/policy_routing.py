@@ -18,6 +18,6 @@ register(
             policy_routing.source_unroutable,
             policy_routing.shadowed_rule,
         ),
-        repair="datapath",
+        repair="datapath-ospf",
     )
 )

@@ -5,52 +5,101 @@ pass; a TCP sender's full-size segments vanish at the narrow link and its transf
 The filter sits on the router before the narrow link, which can no longer send the message
 (iptables or nftables, on its own output), or on the sender's gateway, which drops it on the
 way back to the sender's LAN. The fix removes the filter; the narrow link may stay.
+
+Faults of one instance interact: a sender that learns a smaller MTU from a narrow link whose
+messages get through never meets a later one. Each fault records its narrow link, its filter
+and the flows it stalls in the context's keys, and lands only where every flow recorded
+still stalls with it in place.
 """
 
 from __future__ import annotations
+
+import itertools
 
 from netdojo.scenarios.faults.base import FaultContext, FaultPlan
 from netdojo.scenarios.faults.datapath import Pair, crossed_end, measured, transfer_test
 from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.model import Fault, ToolCall, execute
+from netdojo.scenarios.network import Iface
 from netdojo.scenarios.registry import fault
 from netdojo.scenarios.symptoms import Observation
 
+HOST_MTU = 1500
 MTUS = (1280, 1400, 1420, 1450, 1476)
 ICMP_MATCHES = ("--icmp-type fragmentation-needed", "--icmp-type 3/4")
 NFT_TABLES = ("hardening", "icmp_guard", "edge_filter", "tmp")
 
 
-def _narrowed(ctx: FaultContext) -> tuple[str, str, list[Pair], list[ToolCall], dict[str, object]]:
-    """A transit link narrowed on both ends: (the end before it, the other end, the flows
-    that cross it from that end, the injection, the parameters); no flows when none is left
-    to fault."""
+def _keys(used: set[str], kind: str) -> list[list[str]]:
+    return [key.split(":")[2:] for key in used if key.startswith(f"pmtu:{kind}:")]
+
+
+def _stalls(ctx: FaultContext, used: set[str], pair: Pair) -> bool:
+    """Whether a transfer from the pair's sender hangs on every way, under the narrow links
+    and filters recorded in ``used``: it hangs at the first link narrower than what the
+    sender has learnt whose "fragmentation needed" does not come back."""
+    narrow = {(x, y): int(mtu) for x, y, mtu in _keys(used, "narrow")}
+    silent = {router for (router,) in _keys(used, "silent")}
+    guarded = {(router, lan) for router, lan in _keys(used, "guard")}
+    a, _ = pair
+    gateway, lan = ctx.network.router_of(a), ctx.network.lans[a]
+    course = ctx.courses[pair]
+    if not course.arrives:
+        return False
+    for path in course.paths:
+        learnt, hung = HOST_MTU, False
+        for x, y in itertools.pairwise(path):
+            mtu = narrow.get((x, y), HOST_MTU)
+            if mtu >= learnt:
+                continue
+            if x in silent or (x != gateway and (gateway, lan) in guarded):
+                hung = True
+                break
+            learnt = mtu
+        if not hung:
+            return False
+    return True
+
+
+def _narrowed(ctx: FaultContext) -> tuple[str, str, Iface, list[Pair], int] | None:
     picked = crossed_end(ctx)
     if picked is None:
-        return "", "", [], [], {}
+        return None
     x, y, near, pairs = picked
-    far = ctx.network.node(y).iface_to(x)
-    mtu = ctx.rng.choice(MTUS)
-    inject = [
-        execute(x, f"ip link set dev {near.name} mtu {mtu}"),
-        execute(y, f"ip link set dev {far.name} mtu {mtu}"),
-    ]
-    params: dict[str, object] = {"link": f"{x}-{y}", "interface": near.name, "mtu": mtu}
-    return x, y, pairs, inject, params
+    return x, y, near, pairs, ctx.rng.choice(MTUS)
 
 
-def _plan(
+def _land(
     ctx: FaultContext,
     tag: str,
     device: str,
-    pairs: list[Pair],
-    inject: list[ToolCall],
+    narrowed: tuple[str, str, Iface, list[Pair], int],
+    filter_key: str,
+    filtering: list[ToolCall],
     fix: list[ToolCall],
     params: dict[str, object],
-) -> FaultPlan:
-    chosen = measured(ctx, pairs)
+) -> FaultPlan | None:
+    """The plan of a fault that narrows a link and filters, if the flows it is to stall do,
+    and every flow stalled by the faults already placed still does."""
+    x, y, near, pairs, mtu = narrowed
+    keys = {f"pmtu:narrow:{x}:{y}:{mtu}", f"pmtu:narrow:{y}:{x}:{mtu}", filter_key}
+    with_it = ctx.used | keys
+    stalled = [pair for pair in pairs if _stalls(ctx, with_it, pair)]
+    recorded = [(a, b) for a, b in _keys(ctx.used, "stall")]
+    if not stalled or not all(_stalls(ctx, with_it, pair) for pair in recorded):
+        return None
+    chosen = measured(ctx, stalled)
+    if not ctx.take(*keys, *(f"pmtu:stall:{a}:{b}" for a, b in chosen)):
+        return None
+    far = ctx.network.node(y).iface_to(x)
+    inject = [
+        execute(x, f"ip link set dev {near.name} mtu {mtu}"),
+        execute(y, f"ip link set dev {far.name} mtu {mtu}"),
+        *filtering,
+    ]
     healthy = [transfer_test(ctx.network, tag, pair, True) for pair in chosen]
     present = [transfer_test(ctx.network, tag, chosen[0], False)]
+    params = {"link": f"{x}-{y}", "interface": near.name, "mtu": mtu, **params}
     return FaultPlan(
         Fault(type=tag, device=device, params=params, inject=inject, fix=fix, present=present),
         Impact(),
@@ -62,24 +111,24 @@ def _plan(
 @fault("pmtu.icmp_filtered_near")
 def icmp_filtered_near(ctx: FaultContext, tag: str) -> FaultPlan | None:
     """The router before the narrow link drops the "fragmentation needed" it sends."""
-    x, _, pairs, inject, params = _narrowed(ctx)
-    if not pairs or not ctx.take(f"pmtu:filter:{x}"):
+    if not (narrowed := _narrowed(ctx)):
         return None
+    x = narrowed[0]
     rule = f"OUTPUT -p icmp {ctx.rng.choice(ICMP_MATCHES)} -j DROP"
-    inject.append(execute(x, f"iptables -A {rule}"))
-    return _plan(ctx, tag, x, pairs, inject, [execute(x, f"iptables -D {rule}")], params)
+    filtering, fix = [execute(x, f"iptables -A {rule}")], [execute(x, f"iptables -D {rule}")]
+    return _land(ctx, tag, x, narrowed, f"pmtu:silent:{x}", filtering, fix, {})
 
 
 @fault("pmtu.icmp_filtered_nft")
 def icmp_filtered_nft(ctx: FaultContext, tag: str) -> FaultPlan | None:
     """An nftables table on the router before the narrow link drops the "fragmentation
     needed" it sends."""
-    x, _, pairs, inject, params = _narrowed(ctx)
-    if not pairs or not ctx.take(f"pmtu:filter:{x}", f"pmtu:nft:{x}"):
+    if not (narrowed := _narrowed(ctx)):
         return None
+    x = narrowed[0]
     table = ctx.rng.choice(NFT_TABLES)
     chain = "{ type filter hook output priority 0 ; }"
-    inject += [
+    filtering = [
         execute(x, f"nft add table ip {table}"),
         execute(x, f"nft add chain ip {table} output '{chain}'"),
         execute(
@@ -89,25 +138,27 @@ def icmp_filtered_nft(ctx: FaultContext, tag: str) -> FaultPlan | None:
         ),
     ]
     fix = [execute(x, f"nft delete table ip {table}")]
-    return _plan(ctx, tag, x, pairs, inject, fix, {**params, "table": table})
+    params = {"table": table}
+    return _land(ctx, tag, x, narrowed, f"pmtu:silent:{x}", filtering, fix, params)
 
 
 @fault("pmtu.icmp_filtered_edge")
 def icmp_filtered_edge(ctx: FaultContext, tag: str) -> FaultPlan | None:
     """A sender's gateway drops the "fragmentation needed" messages on their way back to the
     sender's LAN."""
-    x, _, pairs, inject, params = _narrowed(ctx)
+    if not (narrowed := _narrowed(ctx)):
+        return None
+    x, y, near, pairs, mtu = narrowed
     network = ctx.network
     senders = sorted({a for a, _ in pairs if network.router_of(a) != x})
     if not senders:
         return None
     sender = ctx.rng.choice(senders)
-    gateway = network.router_of(sender)
-    if not ctx.take(f"pmtu:filter:{gateway}"):
-        return None
-    lan = network.lans[sender]
+    gateway, lan = network.router_of(sender), network.lans[sender]
     rule = f"FORWARD -d {lan} -p icmp {ctx.rng.choice(ICMP_MATCHES)} -j DROP"
-    inject.append(execute(gateway, f"iptables -I {rule}"))
+    filtering = [execute(gateway, f"iptables -I {rule}")]
     fix = [execute(gateway, f"iptables -D {rule}")]
     flows = [pair for pair in pairs if pair[0] == sender]
-    return _plan(ctx, tag, gateway, flows, inject, fix, {**params, "filtered_for": lan})
+    key = f"pmtu:guard:{gateway}:{lan}"
+    narrowed = (x, y, near, flows, mtu)
+    return _land(ctx, tag, gateway, narrowed, key, filtering, fix, {"filtered_for": lan})
