@@ -11,7 +11,6 @@ reachability test.
 from __future__ import annotations
 
 import json
-import re
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -26,11 +25,10 @@ from netdojo.judges.checks import (
 )
 from netdojo.labs.runtime import ExecResult
 from netdojo.scenarios.hidden_tests import IpRuleTest, LatencyTest, ThroughputTest, TransferTest
+from netdojo.tools.reachability import parse_ping
 
 IPERF_PORT = 5201
 LATENCY_INTERVAL_S = 0.01
-_SUMMARY = re.compile(r"(\d+) packets transmitted, (\d+) (?:packets )?received")
-_RTT = re.compile(r"= [\d.]+/([\d.]+)/")
 
 
 async def _counter(ctx: CheckContext, device: str, name: str) -> int:
@@ -156,12 +154,11 @@ async def _latency(ctx: CheckContext, test: LatencyTest) -> Observed:
     else:
         done, answered = await _watched(ctx, ctx.owner(params.target), "Icmp.OutEchoReps", ping)
     ran(done, "ping")
-    summary = _SUMMARY.search(done.stdout)
-    if summary is None:
+    parsed = parse_ping(test.device, params.target, done.stdout)
+    if not parsed.transmitted:
         raise CheckUnavailable(f"ping from {test.device} printed no summary")
-    sent, received = int(summary.group(1)), int(summary.group(2))
-    loss = 100.0 * (sent - received) / sent if sent else 100.0
-    rtt = float(m.group(1)) if (m := _RTT.search(done.stdout)) else float("inf")
+    sent, received, loss = parsed.transmitted, parsed.received, parsed.loss_percent
+    rtt = parsed.rtt_avg_ms if parsed.rtt_avg_ms is not None else float("inf")
     evidence = (
         f"{test.device} -> {params.target}: {received}/{sent} answered ({loss:.1f}% lost, at most "
         f"{params.max_loss_percent:g}% allowed), average rtt {rtt:.2f} ms (at most "
