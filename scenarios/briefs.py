@@ -74,6 +74,24 @@ POLICY_FORMS = (
     "an audit of the firewall policy for {server} flags the traffic from {client}",
     "what {client} can reach on {server} ({address}) is not what the policy says",
 )
+STALLED_FORMS = (
+    "{a} can ping {b} ({ba}), but a large file transfer from {a} to {b} hangs",
+    "small packets get through from {a} to {b}, yet bulk TCP transfers to {b} stall",
+    "copying a file from {a} to {b} ({ba}) never completes, although ping works",
+)
+SLOW_FORMS = (
+    "throughput from {a} to {b} ({ba}) is far too low: iperf3 over a few seconds must show at "
+    "least {figure} Mbit/s",
+    "transfers from {a} to {b} crawl; the design expects at least {figure} Mbit/s of TCP "
+    "throughput (iperf3)",
+    "a TCP throughput test from {a} to {b} must reach {figure} Mbit/s or more, and it does not",
+)
+LOSSY_FORMS = (
+    "pings from {a} to {b} ({ba}) lose packets: over a burst of pings at most {figure}% may "
+    "go unanswered",
+    "{a} sees packet loss towards {b}; the design tolerates at most {figure}% lost pings",
+    "traffic between {a} and {b} is lossy, well above the {figure}% loss the network allows",
+)
 CONNECTIVITY_GOALS = (
     "Restore full connectivity between all hosts.",
     "Make every host reachable from every other host again.",
@@ -130,6 +148,19 @@ ROUTING_RULES = {
         "Routing here is static by design: fix it with the routers' own static routes and "
         "interfaces, without NAT or address tricks.",
     ),
+    "datapath-ospf": (
+        "OSPF itself is as designed: repair what the routers do to packets (their rules, "
+        "filters, queues and interfaces), with no static or kernel routes, no NAT and no "
+        "address tricks.",
+        "Fix the cause in the routers' packet handling; leave the OSPF design alone and add no "
+        "static routes, translation or borrowed addresses.",
+    ),
+    "datapath-static": (
+        "The static routes are as designed: repair what the routers do to packets (their "
+        "rules, filters, queues and interfaces), with no NAT and no address tricks.",
+        "Fix the cause in the routers' packet handling; the static routing design stays as it "
+        "is, with no translation or borrowed addresses.",
+    ),
     "hosts": (
         "Fix each host in its own settings (address, mask, gateway); the routers keep running "
         "OSPF, with no static or kernel routes, proxy ARP or NAT added to cover for a host.",
@@ -140,6 +171,9 @@ ROUTING_RULES = {
         "behalf, or NAT.",
     ),
 }
+
+
+PERFORMANCE_FORMS = {"stalled": STALLED_FORMS, "slow": SLOW_FORMS, "lossy": LOSSY_FORMS}
 
 
 def routing_rule(rules: str, rng: random.Random) -> str:
@@ -160,6 +194,10 @@ def _line(seen: Observation, routing: str, addresses: dict[str, str], rng: rando
     if seen.kind == "quiet":
         forms = QUIET_FORMS + (LOST_FORMS.get(routing, ()) if seen.lost else ())
         return rng.choice(forms)
+    if seen.kind in PERFORMANCE_FORMS:
+        a, b = hosts
+        form = rng.choice(PERFORMANCE_FORMS[seen.kind])
+        return form.format(a=a, b=b, ba=addresses[b], figure=f"{seen.figure:g}")
     client, server = hosts
     forms = BLOCKED_FORMS if seen.kind == "blocked" else OPEN_FORMS
     if rng.random() < 0.5:

@@ -314,6 +314,70 @@ class PlanValidTest(HiddenTestBase):
     params: PlanValidParams
 
 
+class TransferParams(_Params):
+    target: Address
+    server: Name = Field(description="the device that runs the receiving end")
+    kilobytes: int = Field(ge=1, le=100_000)
+    within_s: int = Field(ge=1, le=60)
+    expect: bool = True
+
+
+class TransferTest(HiddenTestBase):
+    """``device`` sends ``kilobytes`` over one TCP connection to ``target`` (iperf3, its server
+    started on ``server`` for the test and stopped after) and the transfer ends within
+    ``within_s`` seconds; with the plan's owners known, ``server`` must be the owner of
+    ``target`` and must have accepted the connections."""
+
+    kind: Literal["transfer"] = "transfer"
+    params: TransferParams
+
+
+class ThroughputParams(_Params):
+    target: Address
+    server: Name = Field(description="the device that runs the receiving end")
+    seconds: int = Field(ge=1, le=30)
+    min_mbps: float = Field(gt=0)
+    expect: bool = True
+
+
+class ThroughputTest(HiddenTestBase):
+    """``device`` sends TCP to ``target`` for ``seconds`` (iperf3, its server started on
+    ``server`` for the test and stopped after) and the receiver counts at least ``min_mbps``
+    Mbit/s; witnessed like a transfer."""
+
+    kind: Literal["throughput"] = "throughput"
+    params: ThroughputParams
+
+
+class LatencyParams(_Params):
+    target: Address
+    count: int = Field(ge=5, le=1000)
+    max_rtt_ms: float = Field(gt=0)
+    max_loss_percent: float = Field(ge=0, le=100)
+    expect: bool = True
+
+
+class LatencyTest(HiddenTestBase):
+    """``device`` sends ``count`` pings to ``target``, 10 ms apart: the average round trip is at
+    most ``max_rtt_ms`` and at most ``max_loss_percent`` of them go unanswered; with the plan's
+    owners known, the owner of ``target`` must have answered the replies counted."""
+
+    kind: Literal["latency"] = "latency"
+    params: LatencyParams
+
+
+class IpRuleParams(_Params):
+    priority: int = Field(ge=1, le=32765)
+    expect: bool = True
+
+
+class IpRuleTest(HiddenTestBase):
+    """``device`` holds a policy-routing rule (`ip rule`) at ``priority``."""
+
+    kind: Literal["ip_rule"] = "ip_rule"
+    params: IpRuleParams
+
+
 HiddenTest = Annotated[
     PingTest
     | RouteTest
@@ -331,7 +395,11 @@ HiddenTest = Annotated[
     | PolicyTest
     | PlanAnswerTest
     | PlanModelTest
-    | PlanValidTest,
+    | PlanValidTest
+    | TransferTest
+    | ThroughputTest
+    | LatencyTest
+    | IpRuleTest,
     Field(discriminator="kind"),
 ]
 """Any hidden test, told apart by its ``kind``."""

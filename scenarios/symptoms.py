@@ -15,19 +15,23 @@ from typing import Literal
 
 from netdojo.scenarios.forwarding import Course, Forwarding, Impact
 
-ObservationKind = Literal["broken", "isolated", "detour", "quiet", "blocked", "open"]
+ObservationKind = Literal[
+    "broken", "isolated", "detour", "quiet", "blocked", "open", "stalled", "slow", "lossy"
+]
 
 
 @dataclass(frozen=True, order=True)
 class Observation:
     """``hosts``: the pair (broken, sorted; detour, from and to), the host (isolated), or the
-    client and the server (blocked, open, with ``port``); ``lost`` on quiet: some adjacency or
-    session is down, not only idle."""
+    client and the server (blocked, open, with ``port``), the sender and the receiver (stalled,
+    slow, lossy); ``lost`` on quiet: some adjacency or session is down, not only idle;
+    ``figure``: the tolerance a measured flow must meet (slow: Mbit/s; lossy: percent)."""
 
     kind: ObservationKind
     hosts: tuple[str, ...] = ()
     port: int = 0
     lost: bool = False
+    figure: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,7 @@ CHANGE_FORMS = [
     "ip -4 address add 10.98.0.1/32 dev lo", "iptables -A INPUT -s 10.97.0.0/24 -j ACCEPT",
     "nft add table ip canary", "sysctl -w net.ipv4.ip_forward=1",
     "clear ip ospf process", "clear bgp *", "ip link set dev lo mtu 65536",
+    "ip rule del pref 1000", "tc qdisc del dev eth0 root",
 ]  # fmt: skip
 CONFIG_FORMS = [
     "router ospf", " network 10.99.0.0/24 area 0", "interface lo", " description test",

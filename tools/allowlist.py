@@ -10,6 +10,8 @@ ALLOWED_FORMS = (
     "ip [-4|-6] link set [dev] IFACE up|down|mtu N|address MAC ...",
     "ip [-4|-6] route add|del|replace|change|flush ... (without proto: a route's source is "
     "whoever installs it)",
+    "ip [-4|-6] rule add|del ...",
+    "tc qdisc|class add|del|replace|change ...",
     "iptables|ip6tables ... (any rule operation)",
     "nft add|insert|delete|replace|flush|create ...",
     "clear ip ospf process|neighbor ... | clear [ip] bgp ... (FRR, run through vtysh)",
@@ -18,8 +20,13 @@ IP_OBJECTS = {
     "address": {"add", "del", "delete", "replace", "flush"},
     "link": {"set"},
     "route": {"add", "del", "delete", "replace", "change", "flush"},
+    "rule": {"add", "del", "delete"},
 }
-IP_ABBREVIATIONS = {"a": "address", "addr": "address", "l": "link", "r": "route", "ro": "route"}
+TC_OBJECTS = {"qdisc", "class"}
+TC_VERBS = {"add", "del", "delete", "replace", "change"}
+IP_ABBREVIATIONS = {
+    "a": "address", "addr": "address", "l": "link", "r": "route", "ro": "route", "ru": "rule"
+}  # fmt: skip
 FORBIDDEN_WORDS = {"netns", "vrf", "-batch", "-b", "-force", "--modprobe", "-f", "include"}
 _FRR_CLEAR = re.compile(r"^clear (ip ospf (process|neighbor)|(ip )?bgp)( [\w.:/*-]+)*$")
 NFT_VERBS = {"add", "insert", "delete", "replace", "flush", "create"}
@@ -103,6 +110,12 @@ def parse_command(command: str) -> list[str]:
             raise CommandRefused("iptables needs a rule operation")
         if any(_abbreviates("--modprobe", word.split("=")[0]) for word in argv[1:]):
             raise CommandRefused("--modprobe is not allowed")
+    elif program == "tc":
+        if len(argv) < 3 or argv[1] not in TC_OBJECTS or argv[2] not in TC_VERBS:
+            raise CommandRefused(
+                f"tc needs one of {', '.join(sorted(TC_OBJECTS))} and one of "
+                f"{', '.join(sorted(TC_VERBS))}"
+            )
     elif program == "nft":
         if len(argv) < 2 or argv[1] not in NFT_VERBS:
             raise CommandRefused(f"nft verb must be one of {', '.join(sorted(NFT_VERBS))}")
@@ -131,7 +144,7 @@ def _frr_clear(argv: list[str]) -> list[str]:
 def _check_ip(args: list[str]) -> None:
     rest = [a for a in args if a not in ("-4", "-6")]
     if not rest:
-        raise CommandRefused("ip needs an object (address, link, route)")
+        raise CommandRefused("ip needs an object (address, link, route, rule)")
     obj = IP_ABBREVIATIONS.get(rest[0], rest[0])
     if obj not in IP_OBJECTS:
         raise CommandRefused(f"`ip {rest[0]}` is not allowed here (use the show tool to read)")

@@ -25,3 +25,10 @@ DETOURS: dict[int, tuple[Shape, ...]] = {
     2: ("random", "ring"),
     3: ("random", "ring"),
 }
+SURE_PATHS: dict[int, tuple[Shape, ...]] = {
+    1: ("chain", "tree", "star"),
+    2: ("tree", "ring", "random"),
+    3: ("tree", "ring"),
+}
+"""Shapes whose flows the forwarding model follows to the end at every level (large random
+and leaf-spine networks have more equal-cost ways than it follows)."""

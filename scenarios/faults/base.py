@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from netdojo.scenarios.firewall import Firewall
-from netdojo.scenarios.forwarding import Impact
+from netdojo.scenarios.forwarding import Course, Impact, courses
 from netdojo.scenarios.hidden_tests import (
     AddressParams,
     AddressTest,
@@ -51,6 +51,11 @@ class FaultContext:
     @cached_property
     def transit_links(self) -> list[tuple[str, str]]:
         return self.network.transit_links()
+
+    @cached_property
+    def courses(self) -> dict[tuple[str, str], Course]:
+        """Where traffic between each ordered host pair goes before any fault."""
+        return courses(self.network, self.routing, Impact())
 
 
 @dataclass

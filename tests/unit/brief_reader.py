@@ -29,6 +29,9 @@ KINDS = {
     "blocked": briefs.BLOCKED_FORMS,
     "open": briefs.OPEN_FORMS,
     "policy": briefs.POLICY_FORMS,
+    "stalled": briefs.STALLED_FORMS,
+    "slow": briefs.SLOW_FORMS,
+    "lossy": briefs.LOSSY_FORMS,
 }
 NAME, NUMBER = r"[\w-]+", r"\d+"
 SLOTS = {"a": NAME, "b": NAME, "client": NAME, "server": NAME, "port": NUMBER}

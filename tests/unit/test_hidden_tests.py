@@ -53,6 +53,28 @@ VALID: dict[str, dict[str, Any]] = {
     },
     "plan_model": {"digest": "0f" * 32, "entities": 412, "relations": 430, "expect": True},
     "plan_valid": {"plan_schema": {"port": "EK_PORT"}, "expect": True},
+    "transfer": {
+        "target": "192.168.2.10",
+        "server": "h2",
+        "kilobytes": 512,
+        "within_s": 6,
+        "expect": True,
+    },
+    "throughput": {
+        "target": "192.168.2.10",
+        "server": "h2",
+        "seconds": 3,
+        "min_mbps": 40.0,
+        "expect": True,
+    },
+    "latency": {
+        "target": "192.168.2.10",
+        "count": 100,
+        "max_rtt_ms": 40.0,
+        "max_loss_percent": 2.0,
+        "expect": False,
+    },
+    "ip_rule": {"priority": 1000, "expect": True},
 }
 
 WRONG: dict[str, list[dict[str, Any]]] = {
@@ -88,6 +110,19 @@ WRONG: dict[str, list[dict[str, Any]]] = {
     "plan_answer": [{"answers": [1], "ordered": "yes"}, {"answers": 3, "ordered": [True]}],
     "plan_model": [{"digest": "ab", "entities": 1, "relations": 0}, {"digest": "0f" * 32}],
     "plan_valid": [{"plan_schema": "EK_PORT"}, {}],
+    "transfer": [
+        {"target": "192.168.2.10", "server": "", "kilobytes": 512, "within_s": 6},
+        {"target": "192.168.2.10", "server": "h2", "kilobytes": 0, "within_s": 6},
+    ],
+    "throughput": [
+        {"target": "192.168.2.10", "server": "h2", "seconds": 3, "min_mbps": 0.0},
+        {"target": "h2", "server": "h2", "seconds": 3, "min_mbps": 40.0},
+    ],
+    "latency": [
+        {"target": "192.168.2.10", "count": 2, "max_rtt_ms": 40.0, "max_loss_percent": 2.0},
+        {"target": "192.168.2.10", "count": 100, "max_rtt_ms": 40.0, "max_loss_percent": 200},
+    ],
+    "ip_rule": [{"priority": 0}, {"priority": "1000"}],
 }
 
 KINDS = [kind_of(model) for model in TEST_MODELS]

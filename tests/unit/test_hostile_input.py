@@ -32,7 +32,7 @@ VTYSH_EXEC_ONLY = (
 )  # fmt: skip
 VTYSH_READ_BUFFER = 4096  # fgets() in `vtysh -f` reads at most this many bytes minus one
 READ_PROGRAMS = {"vtysh", "ip", "ss", "iptables", "ip6tables", "nft", "cat", "tail", "sysctl"}
-CHANGE_PROGRAMS = {"vtysh", "ip", "iptables", "ip6tables", "nft"}
+CHANGE_PROGRAMS = {"vtysh", "ip", "iptables", "ip6tables", "nft", "tc"}
 IP_WRITE_VERBS = {
     "add", "del", "delete", "replace", "change", "set", "flush", "append", "prepend", "save",
     "restore", "monitor",
@@ -129,6 +129,8 @@ def test_the_execute_tool_runs_only_allowlisted_programs(command: str) -> None:
         assert not any(w.startswith("--mo") for w in argv)
     elif argv[0] == "ip":
         assert next(a for a in argv[1:] if a not in ("-4", "-6"))[0] != "-", "no global options"
+    elif argv[0] == "tc":
+        assert argv[1] in ("qdisc", "class"), "no global options, no filters or actions"
 
 
 @PROPERTY

@@ -92,10 +92,25 @@ def test_read_allowlist_refuses_with_the_allowed_forms(command: str) -> None:
         ("clear bgp *", ["vtysh", "-c", "clear bgp *"]),
         ("clear ip bgp 10.0.0.1 soft in", ["vtysh", "-c", "clear ip bgp 10.0.0.1 soft in"]),
         ("ip link set dev eth0 up", ["ip", "link", "set", "dev", "eth0", "up"]),
+        ("ip rule del pref 1000", ["ip", "rule", "del", "pref", "1000"]),
+        ("tc qdisc del dev eth0 root", ["tc", "qdisc", "del", "dev", "eth0", "root"]),
+        (
+            "tc class change dev eth0 classid 1:10 htb rate 1gbit",
+            ["tc", "class", "change", "dev", "eth0", "classid", "1:10", "htb", "rate", "1gbit"],
+        ),
     ],
 )
 def test_state_changing_forms(command: str, argv: list[str]) -> None:
     assert parse_command(command) == argv
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["ip rule flush", "ip rule show", "tc filter add dev eth0", "tc -b file", "tc qdisc show"],
+)
+def test_policy_rules_and_queues_change_only_one_at_a_time(command: str) -> None:
+    with pytest.raises(CommandRefused):
+        parse_command(command)
 
 
 @pytest.mark.parametrize(
