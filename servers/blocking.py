@@ -15,13 +15,18 @@ Result = TypeVar("Result")
 
 
 class BlockingEnvironment:
-    """Runs ``environment``'s coroutines from synchronous callers. The environment is entered
-    (so a warm pool starts) on the first call, after ``on_start``; `close` tears it down."""
+    """Runs the coroutines of the environment ``current`` gives from synchronous callers. The
+    environment is entered (so a warm pool starts) on the first call, after ``on_start``;
+    `close` tears it down. ``current`` is asked at first use, so an adapter may swap its
+    environment until then."""
 
     def __init__(
-        self, environment: NetworkEnvironment, on_start: Callable[[], None] | None = None
+        self,
+        current: Callable[[], NetworkEnvironment],
+        on_start: Callable[[], None] | None = None,
     ) -> None:
-        self.environment = environment
+        self._current = current
+        self._entered: NetworkEnvironment | None = None
         self._on_start = on_start
         self._threads = ExitStack()
         self._portal: BlockingPortal | None = None
@@ -31,15 +36,16 @@ class BlockingEnvironment:
             portal = self._threads.enter_context(start_blocking_portal())
             if self._on_start is not None:
                 self._on_start()
-            self._threads.enter_context(portal.wrap_async_context_manager(self.environment))
+            self._entered = self._current()
+            self._threads.enter_context(portal.wrap_async_context_manager(self._entered))
             self._portal = portal
         return self._portal.call(work, *args)
 
     def close(self) -> None:
         """Tear the lab down and stop the event loop; closing again does nothing."""
-        if self._portal is not None:
+        if self._portal is not None and self._entered is not None:
             try:
-                self._portal.call(self.environment.close)
+                self._portal.call(self._entered.close)
             finally:
                 self._portal = None
                 self._threads.close()

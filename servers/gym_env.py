@@ -100,7 +100,7 @@ class NetworkEnv(gym.Env[str, str]):
         self.action_space = spaces.Text(MAX_ACTION, charset=ACTION_TEXT)
         budgets = Budgets(max_tool_calls=max_tool_calls, time_budget_s=time_budget_s)
         self.environment = NetworkEnvironment(budgets, shaped=shaped, warm=warm)
-        self._blocking = BlockingEnvironment(self.environment, on_start=self._seed_pool)
+        self._blocking = BlockingEnvironment(lambda: self.environment, on_start=self._seed_pool)
         self._run = self._blocking.run
 
     def _seed_pool(self) -> None:

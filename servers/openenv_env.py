@@ -112,7 +112,7 @@ class NetdojoEnvironment(Environment):
         self.level = level
         self._listed = family  # whose tools a ListToolsAction lists: the last episode's family
         self.environment = NetworkEnvironment(budgets, shaped=shaped, opener=opener)
-        self._blocking = BlockingEnvironment(self.environment)
+        self._blocking = BlockingEnvironment(lambda: self.environment)
         self._run = self._blocking.run
 
     def reset(
