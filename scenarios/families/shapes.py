@@ -25,3 +25,8 @@ DETOURS: dict[int, tuple[Shape, ...]] = {
     2: ("random", "ring"),
     3: ("random", "ring"),
 }
+RIP: dict[int, tuple[Shape, ...]] = {  # no rings of 15 or more: RIP counts 16 hops as unreachable
+    1: ("chain", "tree", "star", "ring"),
+    2: ("tree", "ring", "random", "leaf-spine"),
+    3: ("random", "leaf-spine", "tree"),
+}
