@@ -7,9 +7,10 @@ import random
 import networkx as nx
 
 from netdojo.scenarios.network import Network, plan_network
+from netdojo.scenarios.registry import ScenarioError
 from netdojo.scenarios.topology import Topology, make_topology
 
-MAX_HOPS = 10  # the longest path between routers, with any one link lost, leaves room below 15
+MAX_HOPS = 12  # the longest path between routers with any one link lost: RIP reaches 14
 REDRAWS = 50
 
 
@@ -34,7 +35,7 @@ def plan_rip(topology: Topology, level: int, rng: random.Random) -> Network:
             break
         topology = make_topology(topology.shape, len(topology.routers), rng.randrange(2**31))
     else:
-        raise ValueError(f"no {topology.shape} of {len(topology.routers)} routers fits RIP")
+        raise ScenarioError(f"no {topology.shape} of {len(topology.routers)} routers fits RIP")
     network = plan_network(topology, level, rng)
     keys = {link: key.replace("ospf", "rip") for link, key in network.ospf_md5.items()}
     return network.model_copy(update={"rip_auth": keys, "ospf_md5": {}})
