@@ -267,7 +267,7 @@ def offset_steering(ctx: FaultContext, tag: str) -> FaultPlan | None:
         around = nx.shortest_path_length(detour, x, target)
         if around + 1 > REACH:
             continue
-        offset = around - (len(path) - index - 2) + ctx.rng.randint(0, 1)
+        extra = around - (len(path) - index - 2) + ctx.rng.randint(0, 1)  # hops added
         detour_path = nx.shortest_path(detour, x, target)
         keys = [f"link:{u}:{v}" for u, v in itertools.pairwise(detour_path)]
         keys += [f"link:{v}:{u}" for u, v in itertools.pairwise(detour_path)]
@@ -280,6 +280,8 @@ def offset_steering(ctx: FaultContext, tag: str) -> FaultPlan | None:
             continue
         prefix = ctx.network.lans[b]
         name = ctx.rng.choice(OFFSET_NAMES)
+        # ripd adds an inbound offset in place of the port's cost of 1, an outbound one on top
+        offset = extra if outbound else extra + 1
         line = f"offset-list {name} {'out' if outbound else 'in'} {offset} {iface.name}"
         via = ctx.network.node(y).iface_to(x).address.split("/")[0]
         return FaultPlan(
@@ -297,7 +299,7 @@ def offset_steering(ctx: FaultContext, tag: str) -> FaultPlan | None:
                 ],
                 present=[route_test(tag, x, prefix, False, via=via)],
             ),
-            Impact(prepends={(y, x, h): offset for h in hosts_in(ctx.network, prefix)}),
+            Impact(prepends={(y, x, h): extra for h in hosts_in(ctx.network, prefix)}),
             [route_test(tag, x, prefix, True, via=via)],
         )
     return None
