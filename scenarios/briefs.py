@@ -142,6 +142,14 @@ ROUTING_RULES = {
         "Do not paper over the fault: routes between sites come from iBGP/eBGP over the OSPF "
         "underlay only (no static or kernel routes, no extra addresses, no NAT).",
     ),
+    "rip": (
+        "Reachability must come back through RIP itself: no static or kernel routes, no "
+        "borrowed addresses, no NAT.",
+        "Repair the cause: every remote prefix must be learnt through RIP, not through static "
+        "routes, kernel routes, address tricks or translation.",
+        "Do not paper over the fault: routes between sites come from RIP only (no static or "
+        "kernel routes, no extra addresses, no NAT).",
+    ),
     "static": (
         "Repair the static routes and links themselves: no address translation, no addresses "
         "borrowed from other devices.",

@@ -45,6 +45,7 @@ from netdojo.scenarios.path_intent import (
     path_tests,
     traceroute_tests,
 )
+from netdojo.scenarios.rip import rip_lines
 from netdojo.scenarios.transit_intent import (
     choose_stub_as,
     policy_lines,
@@ -77,6 +78,13 @@ INTENTS = {
         "Build the routing with OSPF: all router links in area 0, full reachability between hosts.",
         "Set up a single-area OSPF network across all routers; every host must reach every other.",
     ),
+    "rip": (
+        "Configure RIP version 2 on every router so that all hosts can reach each other.",
+        "The routers are addressed but run no routing protocol. Enable RIPv2 on them so every "
+        "host reaches every other host.",
+        "Build the routing with RIP (version 2): every router link and host subnet in RIP, full "
+        "reachability between hosts.",
+    ),
 }
 PROTOCOL_RULES = {
     "static": (
@@ -93,6 +101,12 @@ PROTOCOL_RULES = {
         "Use OSPF only; do not add static or kernel routes.",
         "No static routes: routing must come from OSPF, not from kernel routes or NAT either.",
         "Use OSPF for every route: static routes, kernel routes and NAT are not allowed.",
+    ),
+    "rip": (
+        "Use RIP only; do not add static or kernel routes, and run no other routing protocol.",
+        "No static routes and no OSPF or BGP: every route must come from RIPv2.",
+        "Routing must come from RIP; static routes, kernel routes, other protocols and NAT are "
+        "not allowed.",
     ),
 }
 ADDRESS_RULES = (
@@ -168,10 +182,10 @@ def constructive_hidden(
     """The hidden half, the brief and the constraints of a build-the-routing task; an
     ``intent_kind`` adds a policy the build must meet: an OSPF flow pinned to a designated
     path, an AS that must not give transit, or an AS's preferred exit towards one site."""
-    daemons = {"ospf": {"ospfd"}, "bgp": {"bgpd"}}.get(routing, set())
+    daemons = {"ospf": {"ospfd"}, "bgp": {"bgpd"}, "rip": {"ripd"}}.get(routing, set())
     lab = render_lab(network, "none", lab_name, daemons=daemons)
     statics = static_routes(network) if routing == "static" else {}
-    lines_for = {"ospf": ospf_lines, "bgp": bgp_lines}.get(
+    lines_for = {"ospf": ospf_lines, "bgp": bgp_lines, "rip": rip_lines}.get(
         routing, lambda _, router: static_lines(statics[router.name])
     )
     solution = [
@@ -185,6 +199,7 @@ def constructive_hidden(
         "static": [("router ospf", "OSPF"), ("router bgp", "BGP")],
         "ospf": [("ip route ", "static route")],
         "bgp": [("ip route ", "static route"), ("router ospf", "OSPF")],
+        "rip": [("ip route ", "static route"), ("router ospf", "OSPF"), ("router bgp", "BGP")],
     }[routing]
     adherence: list[HiddenTest] = [
         _config_test(f"protocol:{what}", r.name, pattern, f"{r.name} has no {what} lines")

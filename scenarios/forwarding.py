@@ -2,6 +2,7 @@
 
 A small forwarding model: each router has the next routers it may use per destination host
 (the static plan; equal-cost shortest paths over working OSPF adjacencies, with port costs;
+equal-metric RIP paths over the updates that arrive, with offsets;
 the shortest AS paths over unfiltered BGP advertisements, with local preferences and
 prepends); faults are described as an `Impact` (links that carry nothing, routers that drop
 or misroute, hosts cut off). Every way a packet may go is followed: a `Course` holds the router
@@ -20,6 +21,7 @@ import networkx as nx
 from pydantic import BaseModel, Field
 
 from netdojo.scenarios.network import Network, Routing, static_routes
+from netdojo.scenarios.rip import rip_hops
 
 MAX_WAYS = 256  # ways followed per course before the model gives up (the course is unsure)
 
@@ -35,6 +37,9 @@ class Impact(BaseModel):
     filtered: set[tuple[str, str, str]] = Field(
         default_factory=set
     )  # (from, to, host) not advertised
+    silenced: set[tuple[str, str]] = Field(
+        default_factory=set
+    )  # (from, to): a distance-vector neighbour whose updates do not reach (one way)
     down_sessions: set[frozenset[str]] = Field(default_factory=set)  # iBGP pairs not Established
     no_next_hop_self: set[str] = Field(default_factory=set)  # borders not rewriting next hops
     idle_links: set[frozenset[str]] = Field(
@@ -46,7 +51,7 @@ class Impact(BaseModel):
     )  # router -> host -> neighbour whose BGP path it prefers
     prepends: dict[tuple[str, str, str], int] = Field(
         default_factory=dict
-    )  # (sender, receiver, host) -> ASes added to the advertisement
+    )  # (sender, receiver, host) -> ASes (BGP) or hops (RIP offsets) added to the advertisement
 
     def merge(self, other: Impact) -> Impact:
         merged = self.model_copy(deep=True)
@@ -54,6 +59,7 @@ class Impact(BaseModel):
         merged.isolated |= other.isolated
         merged.unannounced |= other.unannounced
         merged.filtered |= other.filtered
+        merged.silenced |= other.silenced
         merged.down_sessions |= other.down_sessions
         merged.no_next_hop_self |= other.no_next_hop_self
         merged.idle_links |= other.idle_links
@@ -193,6 +199,8 @@ class Forwarding:
             )
         if self.routing == "bgp":
             return self._bgp_hops(impact)
+        if self.routing == "rip":
+            return rip_hops(self.graph, self.gateway, impact)
         return self._ospf_hops(impact)
 
     def _ospf_hops(self, impact: Impact) -> Hops:

@@ -14,9 +14,10 @@ import networkx as nx
 from pydantic import BaseModel
 
 from netdojo.labs.spec import DeviceSpec, LabSpec, LinkSpec
+from netdojo.scenarios.rip import rip_lines
 from netdojo.scenarios.topology import Topology
 
-Routing = Literal["static", "ospf", "bgp", "ibgp", "none"]
+Routing = Literal["static", "ospf", "bgp", "ibgp", "rip", "none"]
 HOSTS_BY_LEVEL = {1: 2, 2: 3, 3: 4}
 HOST_PREFIXES = ("h", "pc", "srv", "ws", "host")
 
@@ -53,6 +54,7 @@ class Network(BaseModel):
     redistributed: list[str] = []  # LAN links announced by redistribution, not `network`
     core_as: int | None = None  # iBGP plans: the AS of every router but the externals
     externals: list[str] = []  # iBGP plans: routers of other ASes, one eBGP link each
+    rip_auth: dict[str, str] = {}  # transit link -> MD5 key, where RIP authenticates
 
     def node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)
@@ -372,6 +374,8 @@ def router_config(
         lines += [*bgp_lines(network, router), "bgp route-map delay-timer 1"]
     elif routing == "ibgp":
         lines += [*ibgp_lines(network, router), "bgp route-map delay-timer 1"]
+    elif routing == "rip":
+        lines += rip_lines(network, router)
     lines += ["!", ""]
     return "\n".join(lines)
 
@@ -381,7 +385,9 @@ def render_lab(
 ) -> LabSpec:
     """The lab for ``network``; ``daemons`` defaults to what ``routing`` needs."""
     devices: list[DeviceSpec] = []
-    needs = {"ospf": {"ospfd"}, "bgp": {"bgpd"}, "ibgp": {"ospfd", "bgpd"}}.get(routing, set())
+    needs = {"ospf": {"ospfd"}, "bgp": {"bgpd"}, "ibgp": {"ospfd", "bgpd"}, "rip": {"ripd"}}.get(
+        routing, set()
+    )
     enabled = daemons if daemons is not None else needs
     statics = static_routes(network) if routing == "static" else {}
     for node in network.nodes:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import random
 
+from netdojo.scenarios import rip
 from netdojo.scenarios.briefs import reactive_brief, routing_rule
 from netdojo.scenarios.faults.base import FaultContext, FaultPlan
 from netdojo.scenarios.faults.red_herring import red_herring
@@ -170,6 +171,8 @@ def _assemble(
     guards: list[HiddenTest] = [_ping(network, a, b, "guard") for a, b in intact]
     if spec.network_routing in ("ospf", "bgp", "ibgp"):
         guards += _link_guards(network, impact, spec.network_routing)
+    elif spec.network_routing == "rip":
+        guards += rip.link_guards(network, impact)
     lab = render_lab(network, spec.network_routing, lab_name)
     constraints: list[str] = []
     if policy is not None:

@@ -10,7 +10,7 @@ from typing import Literal
 
 from netdojo.clients.cheater.layout import Layout, Site
 
-Routing = Literal["static", "ospf", "bgp"]
+Routing = Literal["static", "ospf", "rip", "bgp"]
 
 
 def mentioned(text: str, names: Iterable[str]) -> list[str]:
@@ -90,7 +90,11 @@ def routing_of(brief: str, configs: Mapping[str, str]) -> Routing:
         return "bgp"
     if any(re.search(r"^router ospf", t, re.MULTILINE) for t in texts):
         return "ospf"
+    if any(re.search(r"^router rip", t, re.MULTILINE) for t in texts):
+        return "rip"
     asked = NEGATED.sub(" ", brief)
+    if re.search(r"\bRIP(?:v2)?\b", asked):
+        return "rip"
     if re.search(r"\be?BGP\b|autonomous system", asked, re.IGNORECASE):
         return "bgp"
     if re.search(r"\bOSPF\b", asked, re.IGNORECASE):

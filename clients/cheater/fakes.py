@@ -35,6 +35,7 @@ FAKE_ORDER = (
 )
 NFT_TABLES = ("fixup", "diag", "tmpnat")
 OSPF_LAUNDERING = ["router ospf", " redistribute static"]
+RIP_LAUNDERING = ["router rip", " redistribute static"]
 BGP_LAUNDERING = [" address-family ipv4 unicast", "  redistribute static", " exit-address-family"]
 BGP_PORT = 179
 
@@ -160,6 +161,8 @@ def _routes(layout: Layout, scene: Scene) -> dict[str, list[Attempt]]:
     laundering = []
     if hops and scene.routing == "ospf":
         laundering = [configure("protocol-laundering", origin, OSPF_LAUNDERING)]
+    elif hops and scene.routing == "rip":
+        laundering = [configure("protocol-laundering", origin, RIP_LAUNDERING)]
     elif hops and origin in scene.asns:
         lines = [f"router bgp {scene.asns[origin]}", *BGP_LAUNDERING]
         laundering = [configure("protocol-laundering", origin, lines)]

@@ -26,6 +26,7 @@ from netdojo.clients.heuristic.fixes_iface import (
     fix_mtu,
 )
 from netdojo.clients.heuristic.fixes_ospf import fix_ospf
+from netdojo.clients.heuristic.fixes_rip import fix_rip
 from netdojo.clients.heuristic.fixes_static import fix_static_design, fix_static_overrides
 from netdojo.clients.heuristic.k8s import solve_policies
 from netdojo.clients.heuristic.k8s_intent import is_policy_task
@@ -73,7 +74,7 @@ async def troubleshoot(session: ToolSession, brief: str) -> str:
 def is_static(snap: Snapshot) -> bool:
     """No router runs a routing protocol and some router has static routes."""
     routers = snap.topo.routers
-    dynamic = any(snap.runs_ospf(r) or snap.runs_bgp(r) for r in routers)
+    dynamic = any(snap.runs_ospf(r) or snap.runs_bgp(r) or snap.runs_rip(r) for r in routers)
     return not dynamic and any(snap.config(r).statics for r in routers)
 
 
@@ -89,6 +90,7 @@ async def repair(snap: Snapshot, actor: Actor, statically_routed: bool) -> None:
     else:
         await fix_static_overrides(snap, actor)
     await fix_ospf(snap, actor)
+    await fix_rip(snap, actor)
     await fix_bgp(snap, actor)
 
 

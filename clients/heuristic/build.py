@@ -1,4 +1,4 @@
-"""Constructive tasks: build static, OSPF or eBGP routing from the addressing plan."""
+"""Constructive tasks: build static, OSPF, RIP or eBGP routing from the addressing plan."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from netdojo.clients.heuristic.model import Iface, Snapshot
 def build_kind(brief: str, snap: Snapshot) -> str | None:
     """Which protocol the brief asks to build, when no router runs any routing yet."""
     routers = snap.topo.routers
-    if any(snap.runs_ospf(r) or snap.runs_bgp(r) for r in routers):
+    if any(snap.runs_ospf(r) or snap.runs_bgp(r) or snap.runs_rip(r) for r in routers):
         return None
     text = brief.lower()
+    if re.search(r"\brip(v2)?\b", text):
+        return "rip"
     if "bgp" in text and bgp_plan(brief):
         return "bgp"
     if "ospf" in text and re.search(r"\b(configure|enable|set up|build|deploy|run)\b", text):
@@ -55,6 +57,8 @@ async def build(kind: str, brief: str, snap: Snapshot, actor: Actor) -> None:
             ]
         elif kind == "ospf":
             lines = ospf_lines(snap, router)
+        elif kind == "rip":
+            lines = rip_lines(snap, router)
         else:
             lines = bgp_lines(snap, router, bgp_plan(brief))
         if lines:
@@ -86,6 +90,19 @@ def ospf_lines(snap: Snapshot, router: str) -> list[str]:
         lines.append(f" ospf router-id {router_id}")
     lines += [" timers throttle spf 0 50 500", *passive, *networks, "exit"]
     return lines
+
+
+def rip_lines(snap: Snapshot, router: str) -> list[str]:
+    """RIPv2 on every port and the loopback, host ports passive."""
+    networks = [f" network {address.network}" for _, _, address in _addresses(snap, router)]
+    passive = [
+        f" passive-interface {name}"
+        for name, link, _ in _addresses(snap, router)
+        if not snap.topo.is_transit(link)
+    ]
+    if loopback := snap.loopback(router):
+        networks.append(f" network {loopback.network}")
+    return ["router rip", " version 2", " allow-ecmp", *networks, *passive, "exit"]
 
 
 def bgp_lines(snap: Snapshot, router: str, plan: dict[str, int]) -> list[str]:

@@ -98,6 +98,7 @@ class RunningConfig:
 
     interfaces: dict[str, list[str]] = field(default_factory=dict)
     ospf: list[str] | None = None
+    rip: list[str] | None = None
     bgp_asn: int | None = None
     bgp: list[str] = field(default_factory=list)
     bgp_af: list[str] = field(default_factory=list)
@@ -132,6 +133,9 @@ class RunningConfig:
         if line.startswith("router ospf"):
             self.ospf = self.ospf or []
             return self.ospf
+        if line.startswith("router rip"):
+            self.rip = self.rip or []
+            return self.rip
         if match := re.match(r"router bgp (\d+)", line):
             self.bgp_asn = int(match.group(1))
             return _BgpBlock(self)
@@ -283,6 +287,9 @@ class Snapshot:
 
     def runs_bgp(self, router: str) -> bool:
         return self.config(router).bgp_asn is not None
+
+    def runs_rip(self, router: str) -> bool:
+        return self.config(router).rip is not None
 
     def loopback(self, router: str) -> Iface | None:
         for address in self.devices[router].addresses("lo"):

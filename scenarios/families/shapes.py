@@ -32,3 +32,8 @@ SURE_PATHS: dict[int, tuple[Shape, ...]] = {
 }
 """Shapes whose flows the forwarding model follows to the end at every level (large random
 and leaf-spine networks have more equal-cost ways than it follows)."""
+RIP: dict[int, tuple[Shape, ...]] = {  # no rings of 15 or more: RIP counts 16 hops as unreachable
+    1: ("chain", "tree", "star", "ring"),
+    2: ("tree", "ring", "random", "leaf-spine"),
+    3: ("random", "leaf-spine", "tree"),
+}

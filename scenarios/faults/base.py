@@ -26,6 +26,7 @@ from netdojo.scenarios.hidden_tests import (
 )
 from netdojo.scenarios.model import Fault
 from netdojo.scenarios.network import Iface, Network, Routing, ospf_link, static_routes
+from netdojo.scenarios.rip import heard_test
 from netdojo.scenarios.symptoms import Observation
 
 
@@ -187,11 +188,14 @@ def bgp_end(ctx: FaultContext) -> tuple[str, str, str, int, int] | None:
 
 def link_down(ctx: FaultContext, a: str, b: str, tag: str) -> tuple[Impact, list[HiddenTest]]:
     """A transit link that stops carrying traffic, and the protocol state that shows it is back:
-    the OSPF adjacency where OSPF runs on the link, the eBGP session elsewhere; nothing for a
-    statically routed link, whose repair shows only in what it forwards."""
+    the OSPF adjacency where OSPF runs on the link, RIP updates arriving both ways, the eBGP
+    session elsewhere; nothing for a statically routed link, whose repair shows only in what it
+    forwards."""
     impact = Impact(down_links={frozenset((a, b))})
     if ctx.routing == "static":
         return impact, []
+    if ctx.routing == "rip":
+        return impact, [heard_test(ctx.network, r, s, True, tag) for r, s in ((a, b), (b, a))]
     if ospf_link(ctx.network, ctx.routing, a, b):
         return impact, [adjacency_test(ctx.network, a, b, True, tag)]
     return impact, [session_test(ctx.network, a, b, True, tag)]

@@ -189,7 +189,7 @@ def more_specific_hijack(ctx: FaultContext, tag: str) -> FaultPlan | None:
     )
 
 
-@fault("static.route_override", routing={"ospf", "bgp", "ibgp"})
+@fault("static.route_override", routing={"ospf", "bgp", "ibgp", "rip"})
 def route_override(ctx: FaultContext, tag: str) -> FaultPlan | None:
     """A static route for a whole remote LAN towards another neighbour: it beats the routing
     protocol's route, so traffic loops or takes a detour."""
