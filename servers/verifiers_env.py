@@ -75,8 +75,8 @@ class NetdojoConfig(vf.TasksetConfig):
     max_tool_calls: int = 60
     time_budget_s: float = 600.0
     records: Path | None = None
-    """A folder for each ended episode's record (verdict, trajectory), as ``<trace id>.json``:
-    for evaluation, never for the agent."""
+    """A folder for each ended episode's record (verdict and timings, as in ``results.json``), as
+    ``<trace id>.json``: for evaluation, never for the agent."""
 
 
 class NetdojoTaskset(vf.Taskset[NetdojoTask, NetdojoConfig]):

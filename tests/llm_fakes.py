@@ -96,7 +96,7 @@ async def _events(body: dict[str, Any]) -> AsyncIterator[bytes]:
         {
             **head,
             "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}],
-            "usage": body["usage"],
+            "usage": {**body["usage"], "total_tokens": sum(body["usage"].values())},
         },
     ]
     for chunk in chunks:

@@ -85,8 +85,9 @@ async def test_a_model_that_stops_without_submitting_is_judged_on_its_last_reply
     async with serving(fake) as base_url:
         [trace] = await _vf_eval(base_url, seed, tmp_path)
     record = _record(tmp_path, trace)
-    assert record.trajectory is not None
-    assert record.trajectory.submitted == "I would rather not."
+    assert record.verdict is not None
+    assert record.verdict.effort.tool_calls == 1  # the submit made on the model's behalf
+    assert trace["info"]["netdojo"]["reason"] == "submitted"
     assert trace["ok"], trace["errors"]
     assert trace["rewards"]["netdojo"]["score"] == final_reward(record)
     assert trace["info"]["netdojo"]["outcome"] == record.outcome
