@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTHON ?= python3
 
-.PHONY: demo test setup kubernetes browser a2a-v0.3 doctor lint bench clean-venv
+.PHONY: demo test setup kubernetes browser a2a-v0.3 verifiers doctor lint bench clean-venv
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "netdojo needs Python 3.11 or newer"'
@@ -37,7 +37,13 @@ browser:
 a2a-v0.3: $(STAMP)
 	$(BIN)/python -m tests.a2a_v0_3.env
 
-test: setup kubernetes browser a2a-v0.3
+# The verifiers library, which pins an mcp release of its own, with this tree's netdojo in a
+# virtual environment of its own under netdojo's state folder, made once and brought up to date
+# when the tree or pyproject.toml changes: the tests run its evaluations with it.
+verifiers: $(STAMP)
+	$(BIN)/python -m tests.verifiers_env.env
+
+test: setup kubernetes browser a2a-v0.3 verifiers
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest; rc=$$?; \

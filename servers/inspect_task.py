@@ -30,8 +30,8 @@ from netdojo.errors import NetdojoError
 from netdojo.judges.environment import Ending, NetworkEnvironment, Opener
 from netdojo.judges.episode import open_episode
 from netdojo.reports.records import Budgets
-from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import ToolCall
+from netdojo.servers.briefing import instance_briefing
 from netdojo.tools.contract import ListedTool
 
 SUBMIT = "submit"
@@ -64,12 +64,8 @@ def seed_list(seeds: int | str | Sequence[int | str]) -> list[int]:
 
 def sample(family: str, level: int, seed: int) -> Sample:
     """One instance as a sample: its input is of the public half alone."""
-    public = generate(family, level, seed).public
-    unstated = [line for line in public.constraints if line not in public.brief]
-    text = public.brief
-    if unstated:
-        text += "\n\nConstraints:\n" + "\n".join(f"- {line}" for line in unstated)
     instance = Instance(family=family, level=level, seed=seed)
+    text = instance_briefing(family, level, seed)
     return Sample(id=seed, input=text, metadata=instance.model_dump())
 
 

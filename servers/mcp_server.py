@@ -91,7 +91,9 @@ def _tool(
         title=title,
         description=description,
         parameters=model.model_json_schema(),
-        fn_metadata=_ArgumentsAsGiven(arg_model=parsed, output_model=result),
+        fn_metadata=_ArgumentsAsGiven(
+            arg_model=parsed, output_model=result, output_schema=result.model_json_schema()
+        ),
         is_async=True,
         context_kwarg="ctx",
         annotations=annotations,

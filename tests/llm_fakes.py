@@ -3,6 +3,7 @@ with stand-ins for the lab tools: what the LLM agent's tests run against."""
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -52,6 +53,8 @@ class ScriptedLLM:
             return StreamingResponse(self._trickle(), media_type="application/json")
         assert isinstance(step, tuple)
         status, body = step
+        if status == 200 and self.requests[-1].get("stream"):
+            return StreamingResponse(_events(body), media_type="text/event-stream")
         return JSONResponse(body, status_code=status)
 
     async def _trickle(self) -> AsyncIterator[bytes]:
@@ -78,6 +81,27 @@ class ScriptedLLM:
 
     def messages(self, index: int, role: str) -> list[dict[str, Any]]:
         return [m for m in self.requests[index]["messages"] if m["role"] == role]
+
+
+async def _events(body: dict[str, Any]) -> AsyncIterator[bytes]:
+    """A completion as a stream of server-sent chunks: its message in one delta (each tool
+    call with its index), then its finish reason and usage, then ``[DONE]``."""
+    [choice] = body["choices"]
+    delta = dict(choice["message"])
+    if "tool_calls" in delta:
+        delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(delta["tool_calls"])]
+    head = {"id": body["id"], "object": "chat.completion.chunk"}
+    chunks = [
+        {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        {
+            **head,
+            "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}],
+            "usage": {**body["usage"], "total_tokens": sum(body["usage"].values())},
+        },
+    ]
+    for chunk in chunks:
+        yield f"data: {json.dumps(chunk)}\n\n".encode()
+    yield b"data: [DONE]\n\n"
 
 
 def free_port() -> int:
