@@ -40,6 +40,7 @@ from netdojo.scenarios.hidden_tests import (
     DefaultRouteTest,
     HiddenTest,
     HiddenTestBase,
+    IsisAdjacencyTest,
     LinkUpTest,
     OspfAdjacencyTest,
     PathTest,
@@ -296,6 +297,22 @@ async def _ospf_full(ctx: CheckContext, test: OspfAdjacencyTest) -> Observed:
     states = [str(e.get("nbrState", "")) for e in entries]
     full = any(s.startswith("Full") for s in states)
     return full, f"{test.device}: neighbour {neighbor} state {', '.join(states) or 'absent'}"
+
+
+@checker(IsisAdjacencyTest)
+async def _isis_adjacency(ctx: CheckContext, test: IsisAdjacencyTest) -> Observed:
+    params = test.params
+    shown = await _vtysh_json(ctx, test.device, "show isis neighbor json")
+    names = {params.neighbor, params.system_id}
+    states = [
+        str(circuit.get("state", ""))
+        for area in shown.get("areas", [])
+        for circuit in area.get("circuits", [])
+        if circuit.get("adj") in names and circuit.get("interface") == params.interface
+    ]
+    up = "Up" in states
+    described = ", ".join(states) or "absent"
+    return up, f"{test.device}: IS-IS neighbour {params.neighbor} on {params.interface} {described}"
 
 
 @checker(ConfigTest)

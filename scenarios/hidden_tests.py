@@ -128,6 +128,21 @@ class OspfAdjacencyTest(HiddenTestBase):
     params: OspfAdjacencyParams
 
 
+class IsisAdjacencyParams(_Params):
+    neighbor: Name = Field(description="the neighbour's hostname, as IS-IS shows it")
+    system_id: str = Field(pattern=r"^[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}$")
+    interface: Name
+    expect: bool = True
+
+
+class IsisAdjacencyTest(HiddenTestBase):
+    """``device`` has an Up IS-IS adjacency with ``neighbor`` (by hostname or system id) on
+    ``interface``."""
+
+    kind: Literal["isis_adjacency"] = "isis_adjacency"
+    params: IsisAdjacencyParams
+
+
 class ConfigParams(_Params):
     pattern: str = Field(min_length=1)
     match: Literal["line", "prefix"] = Field("line", exclude_if=lambda match: match == "line")
@@ -331,7 +346,8 @@ HiddenTest = Annotated[
     | PolicyTest
     | PlanAnswerTest
     | PlanModelTest
-    | PlanValidTest,
+    | PlanValidTest
+    | IsisAdjacencyTest,
     Field(discriminator="kind"),
 ]
 """Any hidden test, told apart by its ``kind``."""

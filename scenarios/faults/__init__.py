@@ -1,5 +1,5 @@
 """Fault types, declared once each with `netdojo.scenarios.registry.fault` and grouped by what
-they break: `interfaces`, `static`, `ospf`, `multiarea`, `bgp`, `bgp_control`, `ibgp`, `hosts`
+they break: `interfaces`, `static`, `ospf`, `multiarea`, `bgp`, `bgp_control`, `ibgp`, `isis`, `hosts`
 and `acl`; `base` holds the context injectors draw from and the helpers they share, and
 `red_herring` the harmless oddity added at levels 2-3.
 

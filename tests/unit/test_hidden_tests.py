@@ -53,6 +53,9 @@ VALID: dict[str, dict[str, Any]] = {
     },
     "plan_model": {"digest": "0f" * 32, "entities": 412, "relations": 430, "expect": True},
     "plan_valid": {"plan_schema": {"port": "EK_PORT"}, "expect": True},
+    "isis_adjacency": {
+        "neighbor": "r2", "system_id": "0102.5500.0023", "interface": "eth1", "expect": False,
+    },
 }
 
 WRONG: dict[str, list[dict[str, Any]]] = {
@@ -88,6 +91,11 @@ WRONG: dict[str, list[dict[str, Any]]] = {
     "plan_answer": [{"answers": [1], "ordered": "yes"}, {"answers": 3, "ordered": [True]}],
     "plan_model": [{"digest": "ab", "entities": 1, "relations": 0}, {"digest": "0f" * 32}],
     "plan_valid": [{"plan_schema": "EK_PORT"}, {}],
+    "isis_adjacency": [
+        {"neighbor": "r2", "system_id": "10.255.0.23", "interface": "eth1"},
+        {"neighbor": "", "system_id": "0102.5500.0023", "interface": "eth1"},
+        {"neighbor": "r2", "system_id": "0102.5500.0023"},
+    ],
 }
 
 KINDS = [kind_of(model) for model in TEST_MODELS]

@@ -90,7 +90,7 @@ def test_a_routed_link_fault_is_judged_by_the_protocol_on_its_link(family: str) 
                 continue
             checked += 1
             assert any(
-                t.device == fault.device and t.kind in ("ospf_full", "bgp_session")
+                t.device == fault.device and t.kind in ("ospf_full", "isis_adjacency", "bgp_session")
                 for t in hidden.targets
             ), (family, seed, fault.type, fault.device)
     assert checked
@@ -119,6 +119,7 @@ def test_briefs_vary_and_keep_their_facts(family: str) -> None:
 
 def test_briefs_never_name_the_fault_or_its_place() -> None:
     words = {"mtu", "hello", "dead", "area", "passive", "blackhole", "mask", "gateway"}
+    words |= {"overload", "metric", "password", "level-", "net "}
     words |= {"next hop", "next-hop", "network statement", "admin", "shutdown", "prefix"}
     for family in REACTIVE:
         for level in LEVELS:
@@ -164,7 +165,7 @@ def test_every_brief_reports_a_symptom_and_how_to_repair(family: str) -> None:
             assert not re.search(r"\b\d+ (fewer|router-to-router)", public.brief)
             rule = public.constraints[-1]
             assert rule in public.brief
-            protocol = {"static": "static", "bgp": "BGP", "ibgp": "BGP"}.get(
+            protocol = {"static": "static", "bgp": "BGP", "ibgp": "BGP", "isis": "IS-IS"}.get(
                 registry.family(family).routing, "OSPF"
             )
             assert protocol in rule, rule
