@@ -54,7 +54,10 @@ VALID: dict[str, dict[str, Any]] = {
     "plan_model": {"digest": "0f" * 32, "entities": 412, "relations": 430, "expect": True},
     "plan_valid": {"plan_schema": {"port": "EK_PORT"}, "expect": True},
     "isis_adjacency": {
-        "neighbor": "r2", "system_id": "0102.5500.0023", "interface": "eth1", "expect": False,
+        "neighbor": "r2",
+        "system_id": "0102.5500.0023",
+        "interface": "eth1",
+        "expect": False,
     },
 }
 
