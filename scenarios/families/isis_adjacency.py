@@ -18,7 +18,6 @@ register(
             isis.passive_transit,
             isis.metric_steering,
             isis.overload_bit,
-            interfaces.mtu_mismatch,
             interfaces.admin_down,
             interfaces.wrong_address,
         ),

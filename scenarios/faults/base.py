@@ -90,13 +90,6 @@ def adjacency_test(network: Network, a: str, b: str, expect: bool, tag: str) -> 
     )
 
 
-def link_adjacency_test(ctx: FaultContext, a: str, b: str, expect: bool, tag: str) -> HiddenTest:
-    """The adjacency of the link-state protocol between ``a`` and ``b``, seen from ``a``."""
-    if ctx.routing == "isis":
-        return isis_adjacency_test(ctx.network, a, b, expect, tag)
-    return adjacency_test(ctx.network, a, b, expect, tag)
-
-
 def session_test(network: Network, a: str, b: str, expect: bool, tag: str) -> BgpSessionTest:
     peer = network.node(b).iface_to(a).address.split("/")[0]
     state = "is" if expect else "is not"

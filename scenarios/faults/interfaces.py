@@ -1,6 +1,5 @@
 """Interface faults: a port down, readdressed or given a shorter MTU, on a transit link or on
-the router port that faces a host. A shorter MTU on one end stops OSPF at the database exchange
-and IS-IS at the hellos, which are padded to the sender's MTU and dropped by the shorter end."""
+the router port that faces a host."""
 
 from __future__ import annotations
 
@@ -8,8 +7,8 @@ from netdojo.scenarios.faults.base import (
     FaultContext,
     FaultPlan,
     address_test,
+    adjacency_test,
     lan_port,
-    link_adjacency_test,
     link_down,
     narrower,
     transit_end,
@@ -100,7 +99,7 @@ def lan_port_down(ctx: FaultContext, tag: str) -> FaultPlan | None:
     return _port_down(tag, router, iface.name, Impact(isolated={host}), [])
 
 
-@fault("iface.mtu_mismatch", routing={"ospf", "isis"})
+@fault("iface.mtu_mismatch", routing={"ospf"})
 def mtu_mismatch(ctx: FaultContext, tag: str) -> FaultPlan | None:
     picked = transit_end(ctx)
     if picked is None:
@@ -114,7 +113,7 @@ def mtu_mismatch(ctx: FaultContext, tag: str) -> FaultPlan | None:
             params={"interface": iface.name, "mtu": 1400},
             inject=[execute(a, f"ip link set dev {iface.name} mtu 1400")],
             fix=[execute(a, f"ip link set dev {iface.name} mtu 1500")],
-            present=[link_adjacency_test(ctx, a, b, False, tag)],
+            present=[adjacency_test(ctx.network, a, b, False, tag)],
         ),
         impact,
         healthy,

@@ -1,8 +1,11 @@
 """IS-IS faults: adjacencies lost to a router's level or area, a hello password or a passive
 port, and transit steered away by a raised metric or an overload bit left set.
 
-A circuit-type mismatch is not among them: on a level-1 router FRR runs every circuit at
-level 1 whatever its circuit type, so the adjacency stays up.
+Two classic mistakes are not among them. A circuit-type mismatch: on a level-1 router FRR
+runs every circuit at level 1 whatever its circuit type, so the adjacency stays up. An MTU
+mismatch under hello padding: the end with the shorter MTU drops its peer's padded hellos, but
+the peer keeps the adjacency up and forwards over the link in its direction, so traffic flows
+one way over it and the other way around it, which no symptom of the forwarding model states.
 """
 
 from __future__ import annotations
