@@ -171,7 +171,10 @@ def overload_bit(ctx: FaultContext, tag: str) -> FaultPlan | None:
     routers = sorted(graph.nodes)
     ctx.rng.shuffle(routers)
     for router in routers:
-        if graph.degree(router) < 2 or not ctx.take(f"isis.process:{router}"):
+        # Its links are taken too: a detour another fault relies on must not cross it.
+        links = [f"link:{router}:{n}" for n in graph[router]]
+        links += [f"link:{n}:{router}" for n in graph[router]]
+        if graph.degree(router) < 2 or not ctx.take(f"isis.process:{router}", *links):
             continue
         return FaultPlan(
             Fault(
