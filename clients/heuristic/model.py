@@ -98,6 +98,8 @@ class RunningConfig:
 
     interfaces: dict[str, list[str]] = field(default_factory=dict)
     ospf: list[str] | None = None
+    isis_process: str | None = None
+    isis: list[str] = field(default_factory=list)
     bgp_asn: int | None = None
     bgp: list[str] = field(default_factory=list)
     bgp_af: list[str] = field(default_factory=list)
@@ -132,6 +134,9 @@ class RunningConfig:
         if line.startswith("router ospf"):
             self.ospf = self.ospf or []
             return self.ospf
+        if match := re.match(r"router isis (\S+)", line):
+            self.isis_process = match.group(1)
+            return self.isis
         if match := re.match(r"router bgp (\d+)", line):
             self.bgp_asn = int(match.group(1))
             return _BgpBlock(self)
@@ -280,6 +285,9 @@ class Snapshot:
 
     def runs_ospf(self, router: str) -> bool:
         return self.config(router).ospf is not None
+
+    def runs_isis(self, router: str) -> bool:
+        return self.config(router).isis_process is not None
 
     def runs_bgp(self, router: str) -> bool:
         return self.config(router).bgp_asn is not None
