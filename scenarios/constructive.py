@@ -28,6 +28,7 @@ from netdojo.scenarios.hidden_tests import (
     PingParams,
     PingTest,
 )
+from netdojo.scenarios.isis import isis_lines
 from netdojo.scenarios.model import HiddenHalf, configure
 from netdojo.scenarios.network import (
     Network,
@@ -77,6 +78,14 @@ INTENTS = {
         "Build the routing with OSPF: all router links in area 0, full reachability between hosts.",
         "Set up a single-area OSPF network across all routers; every host must reach every other.",
     ),
+    "isis": (
+        "Configure IS-IS on every router, all in one area, so that all hosts can reach each other.",
+        "The routers are addressed but run no routing protocol. Bring up IS-IS in a single area "
+        "so every host reaches every other host.",
+        "Build the routing with IS-IS: one area, every router-to-router link in it, full "
+        "reachability between hosts.",
+        "Set up a single-area IS-IS network across all routers; every host must reach every other.",
+    ),
 }
 PROTOCOL_RULES = {
     "static": (
@@ -93,6 +102,11 @@ PROTOCOL_RULES = {
         "Use OSPF only; do not add static or kernel routes.",
         "No static routes: routing must come from OSPF, not from kernel routes or NAT either.",
         "Use OSPF for every route: static routes, kernel routes and NAT are not allowed.",
+    ),
+    "isis": (
+        "Use IS-IS only; do not add static or kernel routes, and run no OSPF.",
+        "No static routes: routing must come from IS-IS, not from OSPF, kernel routes or NAT.",
+        "Use IS-IS for every route: static routes, kernel routes, OSPF and NAT are not allowed.",
     ),
 }
 ADDRESS_RULES = (
@@ -168,10 +182,10 @@ def constructive_hidden(
     """The hidden half, the brief and the constraints of a build-the-routing task; an
     ``intent_kind`` adds a policy the build must meet: an OSPF flow pinned to a designated
     path, an AS that must not give transit, or an AS's preferred exit towards one site."""
-    daemons = {"ospf": {"ospfd"}, "bgp": {"bgpd"}}.get(routing, set())
+    daemons = {"ospf": {"ospfd"}, "bgp": {"bgpd"}, "isis": {"isisd"}}.get(routing, set())
     lab = render_lab(network, "none", lab_name, daemons=daemons)
     statics = static_routes(network) if routing == "static" else {}
-    lines_for = {"ospf": ospf_lines, "bgp": bgp_lines}.get(
+    lines_for = {"ospf": ospf_lines, "bgp": bgp_lines, "isis": isis_lines}.get(
         routing, lambda _, router: static_lines(statics[router.name])
     )
     solution = [
@@ -185,6 +199,7 @@ def constructive_hidden(
         "static": [("router ospf", "OSPF"), ("router bgp", "BGP")],
         "ospf": [("ip route ", "static route")],
         "bgp": [("ip route ", "static route"), ("router ospf", "OSPF")],
+        "isis": [("ip route ", "static route"), ("router ospf", "OSPF")],
     }[routing]
     adherence: list[HiddenTest] = [
         _config_test(f"protocol:{what}", r.name, pattern, f"{r.name} has no {what} lines")

@@ -192,7 +192,7 @@ def test_catalogue_counts_and_json_shape() -> None:
 
 
 def test_constructive_constraints_name_the_protocol_to_use() -> None:
-    words = {"static": "static route", "ospf": "OSPF", "bgp": "BGP"}
+    words = {"static": "static route", "ospf": "OSPF", "bgp": "BGP", "isis": "IS-IS"}
     for family in sorted(set(NETWORKED) - set(REACTIVE)):
         word = words[registry.family(family).routing]
         for seed in SEEDS:
