@@ -327,6 +327,9 @@ async def _config(ctx: CheckContext, test: ConfigTest) -> Observed:
     lines = [line.strip() for line in done.stdout.splitlines()]
     if test.params.match == "prefix":
         found = any(line.startswith(pattern) for line in lines)
+    elif test.params.match == "words":
+        words = pattern.split()
+        found = any(line.split()[: len(words)] == words for line in lines)
     else:
         found = pattern in lines
     return found, f"{test.device}: running-config {'has' if found else 'lacks'} '{pattern}'"

@@ -162,12 +162,14 @@ def _gateway_ping(network: Network, host: str) -> PingTest:
     )
 
 
-def _config_test(tag: str, device: str, pattern: str, description: str) -> ConfigTest:
+def _config_test(
+    tag: str, device: str, pattern: str, description: str, match: Literal["prefix", "words"]
+) -> ConfigTest:
     return ConfigTest(
         id=f"adherence:{tag}:{device}",
         description=description,
         device=device,
-        params=ConfigParams(pattern=pattern, match="prefix", expect=False),
+        params=ConfigParams(pattern=pattern, match=match, expect=False),
     )
 
 
@@ -201,8 +203,10 @@ def constructive_hidden(
         "bgp": [("ip route ", "static route"), ("router ospf", "OSPF")],
         "isis": [("ip route ", "static route"), ("router ospf", "OSPF")],
     }[routing]
+    # `ip route` begins IS-IS's own `ip router isis`: an IS-IS task matches whole words.
+    match: Literal["prefix", "words"] = "words" if routing == "isis" else "prefix"
     adherence: list[HiddenTest] = [
-        _config_test(f"protocol:{what}", r.name, pattern, f"{r.name} has no {what} lines")
+        _config_test(f"protocol:{what}", r.name, pattern, f"{r.name} has no {what} lines", match)
         for r in network.routers
         for pattern, what in forbidden
     ]

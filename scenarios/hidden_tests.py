@@ -145,13 +145,16 @@ class IsisAdjacencyTest(HiddenTestBase):
 
 class ConfigParams(_Params):
     pattern: str = Field(min_length=1)
-    match: Literal["line", "prefix"] = Field("line", exclude_if=lambda match: match == "line")
+    match: Literal["line", "prefix", "words"] = Field(
+        "line", exclude_if=lambda match: match == "line"
+    )
     expect: bool = True
 
 
 class ConfigTest(HiddenTestBase):
     """``device``'s running-config has a line equal to ``pattern`` (``match="prefix"``: a
-    line starting with it), both stripped."""
+    line starting with it; ``"words"``: a line whose first words are its words), both
+    stripped."""
 
     kind: Literal["config"] = "config"
     params: ConfigParams

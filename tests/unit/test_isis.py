@@ -141,3 +141,13 @@ def test_link_faults_are_judged_by_isis_adjacencies_and_guards_cover_the_rest() 
             if fault.type in ("isis.passive_transit", "isis.auth_mismatch"):
                 (present,) = fault.present
                 assert present.kind == "isis_adjacency" and present.params.expect is False
+
+
+def test_an_isis_build_forbids_static_routes_by_whole_words() -> None:
+    """`ip route` begins `ip router isis`: the adherence test must not take one for the other."""
+    adherence = generate("isis-build", 1, 1).hidden.adherence
+    static = [t for t in adherence if t.id.startswith("adherence:protocol:static route:")]
+    assert static
+    for test in static:
+        assert test.kind == "config" and test.params.match == "words"
+        assert test.params.pattern.split() == ["ip", "route"] and test.params.expect is False
