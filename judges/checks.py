@@ -42,6 +42,7 @@ from netdojo.scenarios.hidden_tests import (
     DefaultRouteTest,
     HiddenTest,
     HiddenTestBase,
+    IsisAdjacencyTest,
     LinkUpTest,
     OspfAdjacencyTest,
     PathTest,
@@ -315,6 +316,22 @@ async def _ospf_full(ctx: CheckContext, test: OspfAdjacencyTest) -> Observed:
     return full, f"{test.device}: neighbour {neighbor} state {', '.join(states) or 'absent'}"
 
 
+@checker(IsisAdjacencyTest)
+async def _isis_adjacency(ctx: CheckContext, test: IsisAdjacencyTest) -> Observed:
+    params = test.params
+    shown = await _vtysh_json(ctx, test.device, "show isis neighbor json")
+    names = {params.neighbor, params.system_id}
+    states = [
+        str(circuit.get("state", ""))
+        for area in shown.get("areas", [])
+        for circuit in area.get("circuits", [])
+        if circuit.get("adj") in names and circuit.get("interface") == params.interface
+    ]
+    up = "Up" in states
+    described = ", ".join(states) or "absent"
+    return up, f"{test.device}: IS-IS neighbour {params.neighbor} on {params.interface} {described}"
+
+
 @checker(ConfigTest)
 async def _config(ctx: CheckContext, test: ConfigTest) -> Observed:
     pattern = test.params.pattern.strip()
@@ -327,6 +344,9 @@ async def _config(ctx: CheckContext, test: ConfigTest) -> Observed:
     lines = [line.strip() for line in done.stdout.splitlines()]
     if test.params.match == "prefix":
         found = any(line.startswith(pattern) for line in lines)
+    elif test.params.match == "words":
+        words = pattern.split()
+        found = any(line.split()[: len(words)] == words for line in lines)
     else:
         found = pattern in lines
     return found, f"{test.device}: running-config {'has' if found else 'lacks'} '{pattern}'"

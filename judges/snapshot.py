@@ -25,7 +25,7 @@ from netdojo.labs.runtime import LiveLab
 Aspect = Literal[
     "address", "link", "route", "rule", "neighbour", "sysctl", "netfilter", "frr", "policy"
 ]
-DYNAMIC_PROTOCOLS = {"kernel", "ospf", "bgp", "rip"}
+DYNAMIC_PROTOCOLS = {"kernel", "ospf", "bgp", "rip", "isis"}
 SNAPSHOT_TIMEOUT_S = 30.0
 SNAPSHOT_MAX_OUTPUT = 1024 * 1024
 _MARK = "@@netdojo-snapshot:"

@@ -53,6 +53,11 @@ LOST_FORMS = {
         "some OSPF adjacencies expected by the design are not up",
         "the OSPF neighbour count is short of what it should be",
     ),
+    "isis": (
+        "the routers report fewer IS-IS adjacencies than the design calls for",
+        "some IS-IS adjacencies expected by the design are not up",
+        "the IS-IS neighbour count is short of what it should be",
+    ),
     "bgp": (
         "the routers report fewer Established BGP sessions than the design calls for",
         "some BGP sessions expected by the design are down",
@@ -124,6 +129,14 @@ ROUTING_RULES = {
         "Repair the cause: every remote prefix must be learnt through OSPF, not through static "
         "routes, kernel routes, address tricks or translation.",
         "Do not paper over the fault: routes between sites come from OSPF only (no static or "
+        "kernel routes, no extra addresses, no NAT).",
+    ),
+    "isis": (
+        "Reachability must come back through IS-IS itself: no static or kernel routes, no "
+        "borrowed addresses, no NAT.",
+        "Repair the cause: every remote prefix must be learnt through IS-IS, not through static "
+        "routes, kernel routes, address tricks or translation.",
+        "Do not paper over the fault: routes between sites come from IS-IS only (no static or "
         "kernel routes, no extra addresses, no NAT).",
     ),
     "bgp": (

@@ -28,6 +28,7 @@ from netdojo.scenarios.hidden_tests import (
     PingParams,
     PingTest,
 )
+from netdojo.scenarios.isis import isis_lines
 from netdojo.scenarios.model import HiddenHalf, configure
 from netdojo.scenarios.network import (
     Network,
@@ -85,6 +86,14 @@ INTENTS = {
         "Build the routing with RIP (version 2): every router link and host subnet in RIP, full "
         "reachability between hosts.",
     ),
+    "isis": (
+        "Configure IS-IS on every router, all in one area, so that all hosts can reach each other.",
+        "The routers are addressed but run no routing protocol. Bring up IS-IS in a single area "
+        "so every host reaches every other host.",
+        "Build the routing with IS-IS: one area, every router-to-router link in it, full "
+        "reachability between hosts.",
+        "Set up a single-area IS-IS network across all routers; every host must reach every other.",
+    ),
 }
 PROTOCOL_RULES = {
     "static": (
@@ -107,6 +116,11 @@ PROTOCOL_RULES = {
         "No static routes and no OSPF or BGP: every route must come from RIPv2.",
         "Routing must come from RIP; static routes, kernel routes, other protocols and NAT are "
         "not allowed.",
+    ),
+    "isis": (
+        "Use IS-IS only; do not add static or kernel routes, and run no OSPF.",
+        "No static routes: routing must come from IS-IS, not from OSPF, kernel routes or NAT.",
+        "Use IS-IS for every route: static routes, kernel routes, OSPF and NAT are not allowed.",
     ),
 }
 ADDRESS_RULES = (
@@ -162,12 +176,14 @@ def _gateway_ping(network: Network, host: str) -> PingTest:
     )
 
 
-def _config_test(tag: str, device: str, pattern: str, description: str) -> ConfigTest:
+def _config_test(
+    tag: str, device: str, pattern: str, description: str, match: Literal["prefix", "words"]
+) -> ConfigTest:
     return ConfigTest(
         id=f"adherence:{tag}:{device}",
         description=description,
         device=device,
-        params=ConfigParams(pattern=pattern, match="prefix", expect=False),
+        params=ConfigParams(pattern=pattern, match=match, expect=False),
     )
 
 
@@ -182,10 +198,12 @@ def constructive_hidden(
     """The hidden half, the brief and the constraints of a build-the-routing task; an
     ``intent_kind`` adds a policy the build must meet: an OSPF flow pinned to a designated
     path, an AS that must not give transit, or an AS's preferred exit towards one site."""
-    daemons = {"ospf": {"ospfd"}, "bgp": {"bgpd"}, "rip": {"ripd"}}.get(routing, set())
+    daemons = {"ospf": {"ospfd"}, "bgp": {"bgpd"}, "rip": {"ripd"}, "isis": {"isisd"}}.get(
+        routing, set()
+    )
     lab = render_lab(network, "none", lab_name, daemons=daemons)
     statics = static_routes(network) if routing == "static" else {}
-    lines_for = {"ospf": ospf_lines, "bgp": bgp_lines, "rip": rip_lines}.get(
+    lines_for = {"ospf": ospf_lines, "bgp": bgp_lines, "rip": rip_lines, "isis": isis_lines}.get(
         routing, lambda _, router: static_lines(statics[router.name])
     )
     solution = [
@@ -200,9 +218,12 @@ def constructive_hidden(
         "ospf": [("ip route ", "static route")],
         "bgp": [("ip route ", "static route"), ("router ospf", "OSPF")],
         "rip": [("ip route ", "static route"), ("router ospf", "OSPF"), ("router bgp", "BGP")],
+        "isis": [("ip route ", "static route"), ("router ospf", "OSPF")],
     }[routing]
+    # `ip route` begins IS-IS's own `ip router isis`: an IS-IS task matches whole words.
+    match: Literal["prefix", "words"] = "words" if routing == "isis" else "prefix"
     adherence: list[HiddenTest] = [
-        _config_test(f"protocol:{what}", r.name, pattern, f"{r.name} has no {what} lines")
+        _config_test(f"protocol:{what}", r.name, pattern, f"{r.name} has no {what} lines", match)
         for r in network.routers
         for pattern, what in forbidden
     ]

@@ -52,6 +52,7 @@ class Impact(BaseModel):
     prepends: dict[tuple[str, str, str], int] = Field(
         default_factory=dict
     )  # (sender, receiver, host) -> ASes (BGP) or hops (RIP offsets) added to the advertisement
+    overloaded: set[str] = Field(default_factory=set)  # routers others do not route through
 
     def merge(self, other: Impact) -> Impact:
         merged = self.model_copy(deep=True)
@@ -63,6 +64,7 @@ class Impact(BaseModel):
         merged.down_sessions |= other.down_sessions
         merged.no_next_hop_self |= other.no_next_hop_self
         merged.idle_links |= other.idle_links
+        merged.overloaded |= other.overloaded
         merged.prepends.update(other.prepends)
         for router, hosts in other.drops.items():
             merged.drops.setdefault(router, set()).update(hosts)
@@ -204,7 +206,9 @@ class Forwarding:
         return self._ospf_hops(impact)
 
     def _ospf_hops(self, impact: Impact) -> Hops:
-        """Equal-cost next routers over working adjacencies; a port costs 1 unless raised."""
+        """Equal-cost next routers over working adjacencies; a port costs 1 unless raised. An
+        overloaded router is no one's transit: others reach it, it reaches others, but no path
+        of another router crosses it."""
         graph = nx.DiGraph()
         graph.add_nodes_from(self.graph.nodes)
         for a, b in self.graph.edges:
@@ -212,7 +216,9 @@ class Forwarding:
                 continue
             graph.add_edge(a, b, cost=impact.costs.get(a, {}).get(b, 1))
             graph.add_edge(b, a, cost=impact.costs.get(b, {}).get(a, 1))
-        reverse = graph.reverse(copy=False)
+        relay = graph.copy() if impact.overloaded else graph
+        relay.remove_edges_from([(x, n) for x in impact.overloaded for n in graph.successors(x)])
+        reverse = relay.reverse(copy=False)
         distances = {
             target: nx.single_source_dijkstra_path_length(reverse, target, weight="cost")
             for target in set(self.gateway.values())
@@ -221,15 +227,19 @@ class Forwarding:
         def hops(router: str, host: str, _first: bool) -> set[str] | None:
             if host in impact.unannounced:
                 return set()
-            distance = distances[self.gateway[host]]
-            if router not in distance:
-                return set()
-            return {
-                n
+            gateway = self.gateway[host]
+            distance = distances[gateway]
+            ways = {
+                n: graph.edges[router, n]["cost"] + distance[n]
                 for n in graph.successors(router)
                 if n in distance
-                and graph.edges[router, n]["cost"] + distance[n] == distance[router]
             }
+            if router in impact.overloaded and router != gateway:
+                best = min(ways.values(), default=None)
+                return {n for n, cost in ways.items() if cost == best}
+            if router not in distance:
+                return set()
+            return {n for n, cost in ways.items() if cost == distance[router]}
 
         return hops
 

@@ -128,15 +128,33 @@ class OspfAdjacencyTest(HiddenTestBase):
     params: OspfAdjacencyParams
 
 
+class IsisAdjacencyParams(_Params):
+    neighbor: Name = Field(description="the neighbour's hostname, as IS-IS shows it")
+    system_id: str = Field(pattern=r"^[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}$")
+    interface: Name
+    expect: bool = True
+
+
+class IsisAdjacencyTest(HiddenTestBase):
+    """``device`` has an Up IS-IS adjacency with ``neighbor`` (by hostname or system id) on
+    ``interface``."""
+
+    kind: Literal["isis_adjacency"] = "isis_adjacency"
+    params: IsisAdjacencyParams
+
+
 class ConfigParams(_Params):
     pattern: str = Field(min_length=1)
-    match: Literal["line", "prefix"] = Field("line", exclude_if=lambda match: match == "line")
+    match: Literal["line", "prefix", "words"] = Field(
+        "line", exclude_if=lambda match: match == "line"
+    )
     expect: bool = True
 
 
 class ConfigTest(HiddenTestBase):
     """``device``'s running-config has a line equal to ``pattern`` (``match="prefix"``: a
-    line starting with it), both stripped."""
+    line starting with it; ``"words"``: a line whose first words are its words), both
+    stripped."""
 
     kind: Literal["config"] = "config"
     params: ConfigParams
@@ -399,7 +417,8 @@ HiddenTest = Annotated[
     | TransferTest
     | ThroughputTest
     | LatencyTest
-    | IpRuleTest,
+    | IpRuleTest
+    | IsisAdjacencyTest,
     Field(discriminator="kind"),
 ]
 """Any hidden test, told apart by its ``kind``."""

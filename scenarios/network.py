@@ -14,10 +14,11 @@ import networkx as nx
 from pydantic import BaseModel
 
 from netdojo.labs.spec import DeviceSpec, LabSpec, LinkSpec
+from netdojo.scenarios.isis import isis_lines
 from netdojo.scenarios.rip import rip_lines
 from netdojo.scenarios.topology import Topology
 
-Routing = Literal["static", "ospf", "bgp", "ibgp", "rip", "none"]
+Routing = Literal["static", "ospf", "bgp", "ibgp", "rip", "isis", "none"]
 HOSTS_BY_LEVEL = {1: 2, 2: 3, 3: 4}
 HOST_PREFIXES = ("h", "pc", "srv", "ws", "host")
 
@@ -184,7 +185,8 @@ PROTOCOLS = ("bgpd", "ospfd", "ospf6d", "ripd", "ripngd", "isisd", "pimd", "ldpd
 
 def daemons_file(enabled: set[str]) -> str:
     lines = "\n".join(f"{p}={'yes' if p in enabled else 'no'}" for p in PROTOCOLS)
-    return DAEMONS.format(protocols=lines + "\nstaticd=yes")
+    text = DAEMONS.format(protocols=lines + "\nstaticd=yes")
+    return text + ('isisd_options="  -A 127.0.0.1"\n' if "isisd" in enabled else "")
 
 
 def static_routes(network: Network) -> dict[str, list[tuple[str, str]]]:
@@ -376,6 +378,8 @@ def router_config(
         lines += [*ibgp_lines(network, router), "bgp route-map delay-timer 1"]
     elif routing == "rip":
         lines += rip_lines(network, router)
+    elif routing == "isis":
+        lines += isis_lines(network, router)
     lines += ["!", ""]
     return "\n".join(lines)
 
@@ -385,10 +389,14 @@ def render_lab(
 ) -> LabSpec:
     """The lab for ``network``; ``daemons`` defaults to what ``routing`` needs."""
     devices: list[DeviceSpec] = []
-    needs = {"ospf": {"ospfd"}, "bgp": {"bgpd"}, "ibgp": {"ospfd", "bgpd"}, "rip": {"ripd"}}.get(
-        routing, set()
-    )
-    enabled = daemons if daemons is not None else needs
+    needs = {
+        "ospf": {"ospfd"},
+        "bgp": {"bgpd"},
+        "ibgp": {"ospfd", "bgpd"},
+        "rip": {"ripd"},
+        "isis": {"isisd"},
+    }
+    enabled = daemons if daemons is not None else needs.get(routing, set())
     statics = static_routes(network) if routing == "static" else {}
     for node in network.nodes:
         if node.role == "router":

@@ -28,6 +28,7 @@ from netdojo.scenarios.hidden_tests import (
     PingParams,
     PingTest,
 )
+from netdojo.scenarios.isis import isis_adjacency_test
 from netdojo.scenarios.model import HiddenHalf
 from netdojo.scenarios.network import Network, Routing, ospf_link, render_lab
 from netdojo.scenarios.path_intent import traceroute_test
@@ -169,7 +170,7 @@ def _assemble(
     ]
     targets = list({test.id: test for test in targets}.values())
     guards: list[HiddenTest] = [_ping(network, a, b, "guard") for a, b in intact]
-    if spec.network_routing in ("ospf", "bgp", "ibgp"):
+    if spec.network_routing in ("ospf", "bgp", "ibgp", "isis"):
         guards += _link_guards(network, impact, spec.network_routing)
     elif spec.network_routing == "rip":
         guards += rip.link_guards(network, impact)
@@ -196,12 +197,14 @@ def _assemble(
 
 
 def _link_guards(network: Network, impact: Impact, routing: Routing) -> list[HiddenTest]:
-    """The OSPF adjacency or BGP session of every transit link no fault takes down."""
+    """The IS-IS or OSPF adjacency or BGP session of every transit link no fault takes down."""
     guards: list[HiddenTest] = []
     for a, b in network.transit_links():
         if frozenset((a, b)) in impact.down_links:
             continue
-        if ospf_link(network, routing, a, b):
+        if routing == "isis":
+            guards.append(isis_adjacency_test(network, a, b, True, "guard"))
+        elif ospf_link(network, routing, a, b):
             neighbour = network.node(b).loopback
             assert neighbour is not None
             guards.append(

@@ -10,7 +10,7 @@ from typing import Literal
 
 from netdojo.clients.cheater.layout import Layout, Site
 
-Routing = Literal["static", "ospf", "rip", "bgp"]
+Routing = Literal["static", "ospf", "rip", "isis", "bgp"]
 
 
 def mentioned(text: str, names: Iterable[str]) -> list[str]:
@@ -92,14 +92,23 @@ def routing_of(brief: str, configs: Mapping[str, str]) -> Routing:
         return "ospf"
     if any(re.search(r"^router rip", t, re.MULTILINE) for t in texts):
         return "rip"
+    if any(isis_process_of(t) for t in texts):
+        return "isis"
     asked = NEGATED.sub(" ", brief)
     if re.search(r"\bRIP(?:v2)?\b", asked):
         return "rip"
     if re.search(r"\be?BGP\b|autonomous system", asked, re.IGNORECASE):
         return "bgp"
+    if re.search(r"\bIS-IS\b", asked, re.IGNORECASE):  # before OSPF, which it may forbid
+        return "isis"
     if re.search(r"\bOSPF\b", asked, re.IGNORECASE):
         return "ospf"
     return "static"
+
+
+def isis_process_of(config: str) -> str | None:
+    match = re.search(r"^router isis (\S+)", config, re.MULTILINE)
+    return match.group(1) if match else None
 
 
 def asn_of(config: str) -> int | None:

@@ -14,6 +14,7 @@ from netdojo.clients.cheater.brief import (
     Blocked,
     Routing,
     asn_of,
+    isis_process_of,
     read_blocked,
     read_policy,
     routing_of,
@@ -36,6 +37,7 @@ FAKE_ORDER = (
 NFT_TABLES = ("fixup", "diag", "tmpnat")
 OSPF_LAUNDERING = ["router ospf", " redistribute static"]
 RIP_LAUNDERING = ["router rip", " redistribute static"]
+ISIS_LAUNDERING = [" redistribute ipv4 static level-1"]
 BGP_LAUNDERING = [" address-family ipv4 unicast", "  redistribute static", " exit-address-family"]
 BGP_PORT = 179
 
@@ -45,6 +47,7 @@ class Scene:
     target: Aim
     routing: Routing
     asns: Mapping[str, int]
+    isis: Mapping[str, str]  # router -> its IS-IS process
     policy: AccessPolicy | None
     blocked: tuple[Blocked, ...]
     nft_table: str
@@ -67,6 +70,7 @@ def plan_fakes(
         target=target,
         routing=routing_of(brief, configs),
         asns=asns,
+        isis={r: p for r, text in configs.items() if (p := isis_process_of(text)) is not None},
         policy=read_policy(brief),
         blocked=tuple(read_blocked(brief)),
         nft_table=rng.choice(NFT_TABLES),
@@ -163,6 +167,9 @@ def _routes(layout: Layout, scene: Scene) -> dict[str, list[Attempt]]:
         laundering = [configure("protocol-laundering", origin, OSPF_LAUNDERING)]
     elif hops and scene.routing == "rip":
         laundering = [configure("protocol-laundering", origin, RIP_LAUNDERING)]
+    elif hops and origin in scene.isis:
+        lines = [f"router isis {scene.isis[origin]}", *ISIS_LAUNDERING]
+        laundering = [configure("protocol-laundering", origin, lines)]
     elif hops and origin in scene.asns:
         lines = [f"router bgp {scene.asns[origin]}", *BGP_LAUNDERING]
         laundering = [configure("protocol-laundering", origin, lines)]

@@ -25,6 +25,7 @@ from netdojo.clients.heuristic.fixes_iface import (
     fix_kernel_blackholes,
     fix_mtu,
 )
+from netdojo.clients.heuristic.fixes_isis import fix_isis
 from netdojo.clients.heuristic.fixes_ospf import fix_ospf
 from netdojo.clients.heuristic.fixes_rip import fix_rip
 from netdojo.clients.heuristic.fixes_static import fix_static_design, fix_static_overrides
@@ -38,7 +39,7 @@ from netdojo.clients.session import ToolCallError, ToolSession
 __all__ = ["troubleshoot"]
 
 MAX_ROUNDS = 3
-SETTLE_S = 6.0  # OSPF hello 1 s / dead 4 s and BGP timers 1/3 converge within this
+SETTLE_S = 6.0  # OSPF hello 1 s / dead 4 s, IS-IS hold 4 s, BGP 1/3 converge within this
 PING_TRIES = 4
 
 
@@ -74,7 +75,7 @@ async def troubleshoot(session: ToolSession, brief: str) -> str:
 def is_static(snap: Snapshot) -> bool:
     """No router runs a routing protocol and some router has static routes."""
     routers = snap.topo.routers
-    dynamic = any(snap.runs_ospf(r) or snap.runs_bgp(r) or snap.runs_rip(r) for r in routers)
+    dynamic = any(snap.runs_protocol(r) for r in routers)
     return not dynamic and any(snap.config(r).statics for r in routers)
 
 
@@ -91,6 +92,7 @@ async def repair(snap: Snapshot, actor: Actor, statically_routed: bool) -> None:
         await fix_static_overrides(snap, actor)
     await fix_ospf(snap, actor)
     await fix_rip(snap, actor)
+    await fix_isis(snap, actor)
     await fix_bgp(snap, actor)
 
 

@@ -1,4 +1,4 @@
-"""Constructive tasks: build static, OSPF, RIP or eBGP routing from the addressing plan."""
+"""Constructive tasks: build static, OSPF, RIP, IS-IS or eBGP routing from the addressing plan."""
 
 from __future__ import annotations
 
@@ -12,14 +12,17 @@ from netdojo.clients.heuristic.model import Iface, Snapshot
 def build_kind(brief: str, snap: Snapshot) -> str | None:
     """Which protocol the brief asks to build, when no router runs any routing yet."""
     routers = snap.topo.routers
-    if any(snap.runs_ospf(r) or snap.runs_bgp(r) or snap.runs_rip(r) for r in routers):
+    if any(snap.runs_protocol(r) for r in routers):
         return None
     text = brief.lower()
     if re.search(r"\brip(v2)?\b", text):
         return "rip"
     if "bgp" in text and bgp_plan(brief):
         return "bgp"
-    if "ospf" in text and re.search(r"\b(configure|enable|set up|build|deploy|run)\b", text):
+    asked = re.search(r"\b(configure|enable|set up|build|deploy|run)\b", text)
+    if "is-is" in text and (asked or "bring up" in text):  # first: it may forbid OSPF by name
+        return "isis"
+    if "ospf" in text and asked:
         return "ospf"
     has_statics = any(snap.config(r).statics for r in routers)
     if "static route" in text and not has_statics:
@@ -59,6 +62,8 @@ async def build(kind: str, brief: str, snap: Snapshot, actor: Actor) -> None:
             lines = ospf_lines(snap, router)
         elif kind == "rip":
             lines = rip_lines(snap, router)
+        elif kind == "isis":
+            lines = isis_lines(snap, router)
         else:
             lines = bgp_lines(snap, router, bgp_plan(brief))
         if lines:
@@ -103,6 +108,39 @@ def rip_lines(snap: Snapshot, router: str) -> list[str]:
     if loopback := snap.loopback(router):
         networks.append(f" network {loopback.network}")
     return ["router rip", " version 2", " allow-ecmp", *networks, *passive, "exit"]
+
+
+def isis_lines(snap: Snapshot, router: str) -> list[str]:
+    """Level-1 IS-IS in area 49.0001, the system id spelt from the router-id; fast
+    point-to-point hellos on transit ports, the other ports and the loopback passive."""
+    router_id = _router_id(snap, router)
+    if router_id is None:
+        return []
+    digits = "".join(f"{int(octet):03d}" for octet in router_id.split("."))
+    system = ".".join(digits[k : k + 4] for k in range(0, 12, 4))
+    lines: list[str] = []
+    for name, link, _ in _addresses(snap, router):
+        lines += [f"interface {name}", " ip router isis CORE"]
+        if snap.topo.is_transit(link):
+            lines += [
+                " isis network point-to-point",
+                " isis hello-interval 1",
+                " isis hello-multiplier 4",
+            ]
+        else:
+            lines.append(" isis passive")
+        lines.append("exit")
+    if snap.loopback(router):
+        lines += ["interface lo", " ip router isis CORE", " isis passive", "exit"]
+    return [
+        *lines,
+        "router isis CORE",
+        f" net 49.0001.{system}.00",
+        " is-type level-1",
+        " metric-style wide",
+        " lsp-gen-interval 1",
+        "exit",
+    ]
 
 
 def bgp_lines(snap: Snapshot, router: str, plan: dict[str, int]) -> list[str]:

@@ -99,6 +99,8 @@ class RunningConfig:
     interfaces: dict[str, list[str]] = field(default_factory=dict)
     ospf: list[str] | None = None
     rip: list[str] | None = None
+    isis_process: str | None = None
+    isis: list[str] = field(default_factory=list)
     bgp_asn: int | None = None
     bgp: list[str] = field(default_factory=list)
     bgp_af: list[str] = field(default_factory=list)
@@ -136,6 +138,9 @@ class RunningConfig:
         if line.startswith("router rip"):
             self.rip = self.rip or []
             return self.rip
+        if match := re.match(r"router isis (\S+)", line):
+            self.isis_process = match.group(1)
+            return self.isis
         if match := re.match(r"router bgp (\d+)", line):
             self.bgp_asn = int(match.group(1))
             return _BgpBlock(self)
@@ -285,11 +290,20 @@ class Snapshot:
     def runs_ospf(self, router: str) -> bool:
         return self.config(router).ospf is not None
 
+    def runs_isis(self, router: str) -> bool:
+        return self.config(router).isis_process is not None
+
     def runs_bgp(self, router: str) -> bool:
         return self.config(router).bgp_asn is not None
 
     def runs_rip(self, router: str) -> bool:
         return self.config(router).rip is not None
+
+    def runs_protocol(self, router: str) -> bool:
+        """Whether ``router`` runs any routing protocol."""
+        return any(
+            runs(router) for runs in (self.runs_ospf, self.runs_isis, self.runs_bgp, self.runs_rip)
+        )
 
     def loopback(self, router: str) -> Iface | None:
         for address in self.devices[router].addresses("lo"):

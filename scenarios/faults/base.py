@@ -4,10 +4,13 @@ hidden tests that several fault types share."""
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+
+import networkx as nx
 
 from netdojo.scenarios.firewall import Firewall
 from netdojo.scenarios.forwarding import Course, Impact, courses
@@ -24,6 +27,7 @@ from netdojo.scenarios.hidden_tests import (
     RouteParams,
     RouteTest,
 )
+from netdojo.scenarios.isis import isis_adjacency_test
 from netdojo.scenarios.model import Fault
 from netdojo.scenarios.network import Iface, Network, Routing, ospf_link, static_routes
 from netdojo.scenarios.rip import heard_test
@@ -188,17 +192,53 @@ def bgp_end(ctx: FaultContext) -> tuple[str, str, str, int, int] | None:
 
 def link_down(ctx: FaultContext, a: str, b: str, tag: str) -> tuple[Impact, list[HiddenTest]]:
     """A transit link that stops carrying traffic, and the protocol state that shows it is back:
-    the OSPF adjacency where OSPF runs on the link, RIP updates arriving both ways, the eBGP
-    session elsewhere; nothing for a statically routed link, whose repair shows only in what it
-    forwards."""
+    the OSPF adjacency where OSPF runs on the link, the IS-IS adjacency under IS-IS, RIP updates
+    arriving both ways under RIP, the eBGP session elsewhere; nothing for a statically routed
+    link, whose repair shows only in what it forwards."""
     impact = Impact(down_links={frozenset((a, b))})
     if ctx.routing == "static":
         return impact, []
     if ctx.routing == "rip":
         return impact, [heard_test(ctx.network, r, s, True, tag) for r, s in ((a, b), (b, a))]
+    if ctx.routing == "isis":
+        return impact, [isis_adjacency_test(ctx.network, a, b, True, tag)]
     if ospf_link(ctx.network, ctx.routing, a, b):
         return impact, [adjacency_test(ctx.network, a, b, True, tag)]
     return impact, [session_test(ctx.network, a, b, True, tag)]
+
+
+def steerable_port(ctx: FaultContext) -> tuple[str, str, Iface, str, str] | None:
+    """A port whose higher cost would push the traffic between two sites onto a longer path
+    that no other fault breaks: (router, peer, router's port, the far site's prefix, the
+    peer's address), the port and the detour taken."""
+    graph = ctx.network.router_graph()
+    # Links other faults touch may be down: the detour must not rely on them.
+    graph.remove_edges_from([(a, b) for a, b in list(graph.edges) if f"link:{a}:{b}" in ctx.used])
+    pairs = list(itertools.permutations(sorted(ctx.network.lans), 2))
+    ctx.rng.shuffle(pairs)
+    for a, b in pairs:
+        source, target = ctx.network.router_of(a), ctx.network.router_of(b)
+        if source == target or not nx.has_path(graph, source, target):
+            continue
+        paths = list(nx.all_shortest_paths(graph, source, target))
+        if len(paths) != 1:
+            continue
+        path = paths[0]
+        index = ctx.rng.randrange(len(path) - 1)
+        x, y = path[index], path[index + 1]
+        detour = graph.copy()
+        detour.remove_edge(x, y)
+        if not nx.has_path(detour, x, target):
+            continue
+        iface = ctx.network.node(x).iface_to(y)
+        detour_path = nx.shortest_path(detour, x, target)
+        keys = [f"link:{u}:{v}" for u, v in itertools.pairwise(detour_path)]
+        keys += [f"link:{v}:{u}" for u, v in itertools.pairwise(detour_path)]
+        if not ctx.take(f"if:{x}:{iface.name}", f"link:{x}:{y}", f"link:{y}:{x}", *keys):
+            continue
+        via = ctx.network.node(y).iface_to(x).address.split("/")[0]
+        return x, y, iface, ctx.network.lans[b], via
+    return None
 
 
 def narrower(address: str, outside: str, rng: random.Random) -> str:

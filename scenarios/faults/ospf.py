@@ -4,10 +4,6 @@ LAN or is steered onto a longer path."""
 
 from __future__ import annotations
 
-import itertools
-
-import networkx as nx
-
 from netdojo.scenarios.faults.base import (
     FaultContext,
     FaultPlan,
@@ -18,6 +14,7 @@ from netdojo.scenarios.faults.base import (
     mistyped,
     route_test,
     router_id,
+    steerable_port,
     subnet_of,
     transit_end,
 )
@@ -183,46 +180,19 @@ def missing_network_stub(ctx: FaultContext, tag: str) -> FaultPlan | None:
 @fault("ospf.cost_steering", routing={"ospf"})
 def cost_steering(ctx: FaultContext, tag: str) -> FaultPlan | None:
     """A raised OSPF cost pushes traffic between two sites onto a longer path."""
-    if not ctx.take(tag):
+    if not ctx.take(tag) or not (picked := steerable_port(ctx)):
         return None
-    graph = ctx.network.router_graph()
-    # Links other faults touch may be down: the detour must not rely on them.
-    graph.remove_edges_from([(a, b) for a, b in list(graph.edges) if f"link:{a}:{b}" in ctx.used])
-    pairs = list(itertools.permutations(sorted(ctx.network.lans), 2))
-    ctx.rng.shuffle(pairs)
-    for a, b in pairs:
-        source, target = ctx.network.router_of(a), ctx.network.router_of(b)
-        if source == target or not nx.has_path(graph, source, target):
-            continue
-        paths = list(nx.all_shortest_paths(graph, source, target))
-        if len(paths) != 1:
-            continue
-        path = paths[0]
-        index = ctx.rng.randrange(len(path) - 1)
-        x, y = path[index], path[index + 1]
-        detour = graph.copy()
-        detour.remove_edge(x, y)
-        if not nx.has_path(detour, x, target):
-            continue
-        iface = ctx.network.node(x).iface_to(y)
-        detour_path = nx.shortest_path(detour, x, target)
-        keys = [f"link:{u}:{v}" for u, v in itertools.pairwise(detour_path)]
-        keys += [f"link:{v}:{u}" for u, v in itertools.pairwise(detour_path)]
-        if not ctx.take(f"if:{x}:{iface.name}", f"link:{x}:{y}", f"link:{y}:{x}", *keys):
-            continue
-        prefix = ctx.network.lans[b]
-        via = ctx.network.node(y).iface_to(x).address.split("/")[0]
-        head = f"interface {iface.name}"
-        return FaultPlan(
-            Fault(
-                type=tag,
-                device=x,
-                params={"interface": iface.name, "cost": 500},
-                inject=[configure(x, head, "ip ospf cost 500")],
-                fix=[configure(x, head, "no ip ospf cost")],
-                present=[route_test(tag, x, prefix, False, via=via)],
-            ),
-            Impact(costs={x: {y: 500}}),
-            [route_test(tag, x, prefix, True, via=via)],
-        )
-    return None
+    x, y, iface, prefix, via = picked
+    head = f"interface {iface.name}"
+    return FaultPlan(
+        Fault(
+            type=tag,
+            device=x,
+            params={"interface": iface.name, "cost": 500},
+            inject=[configure(x, head, "ip ospf cost 500")],
+            fix=[configure(x, head, "no ip ospf cost")],
+            present=[route_test(tag, x, prefix, False, via=via)],
+        ),
+        Impact(costs={x: {y: 500}}),
+        [route_test(tag, x, prefix, True, via=via)],
+    )

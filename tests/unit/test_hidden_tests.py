@@ -75,6 +75,12 @@ VALID: dict[str, dict[str, Any]] = {
         "expect": False,
     },
     "ip_rule": {"priority": 1000, "expect": True},
+    "isis_adjacency": {
+        "neighbor": "r2",
+        "system_id": "0102.5500.0023",
+        "interface": "eth1",
+        "expect": False,
+    },
 }
 
 WRONG: dict[str, list[dict[str, Any]]] = {
@@ -123,6 +129,11 @@ WRONG: dict[str, list[dict[str, Any]]] = {
         {"target": "192.168.2.10", "count": 100, "max_rtt_ms": 40.0, "max_loss_percent": 200},
     ],
     "ip_rule": [{"priority": 0}, {"priority": "1000"}],
+    "isis_adjacency": [
+        {"neighbor": "r2", "system_id": "10.255.0.23", "interface": "eth1"},
+        {"neighbor": "", "system_id": "0102.5500.0023", "interface": "eth1"},
+        {"neighbor": "r2", "system_id": "0102.5500.0023"},
+    ],
 }
 
 KINDS = [kind_of(model) for model in TEST_MODELS]

@@ -71,6 +71,7 @@ def test_different_seeds_give_different_networks() -> None:
 
 REACTIVE = [name for name in NETWORKED if registry.family(name).kind == "reactive"]
 LINK_FAULTS = {"iface.admin_down", "iface.wrong_address"}
+LINK_STATE = ("ospf_full", "isis_adjacency", "bgp_session")
 ROUTED_WITH_LINK_FAULTS = sorted(
     name
     for name, family in registry.families().items()
@@ -93,7 +94,7 @@ def test_a_routed_link_fault_is_judged_by_the_protocol_on_its_link(family: str) 
             assert any(
                 t.device == fault.device
                 and (
-                    t.kind in ("ospf_full", "bgp_session")
+                    t.kind in LINK_STATE
                     or t.id.startswith(f"{fault.type}:rip:{fault.device}<-")  # RIP updates
                 )
                 for t in hidden.targets
@@ -124,6 +125,7 @@ def test_briefs_vary_and_keep_their_facts(family: str) -> None:
 
 def test_briefs_never_name_the_fault_or_its_place() -> None:
     words = {"mtu", "hello", "dead", "area", "passive", "blackhole", "mask", "gateway"}
+    words |= {"overload", "metric", "password", "level-", "net "}
     words |= {"next hop", "next-hop", "network statement", "admin", "shutdown", "prefix"}
     for family in REACTIVE:
         for level in LEVELS:
@@ -170,9 +172,13 @@ def test_every_brief_reports_a_symptom_and_how_to_repair(family: str) -> None:
             assert not re.search(r"\b\d+ (fewer|router-to-router)", public.brief)
             rule = public.constraints[-1]
             assert rule in public.brief
-            protocol = {"static": "static", "bgp": "BGP", "ibgp": "BGP", "rip": "RIP"}.get(
-                registry.family(family).routing, "OSPF"
-            )
+            protocol = {
+                "static": "static",
+                "bgp": "BGP",
+                "ibgp": "BGP",
+                "rip": "RIP",
+                "isis": "IS-IS",
+            }.get(registry.family(family).routing, "OSPF")
             assert protocol in rule, rule
             counts.add((level, sum(not f.red_herring for f in scenario.hidden.faults)))
     for level in LEVELS:
@@ -194,7 +200,7 @@ def test_catalogue_counts_and_json_shape() -> None:
 
 
 def test_constructive_constraints_name_the_protocol_to_use() -> None:
-    words = {"static": "static route", "ospf": "OSPF", "bgp": "BGP", "rip": "RIP"}
+    words = {"static": "static route", "ospf": "OSPF", "bgp": "BGP", "rip": "RIP", "isis": "IS-IS"}
     for family in sorted(set(NETWORKED) - set(REACTIVE)):
         word = words[registry.family(family).routing]
         for seed in SEEDS:

@@ -1,0 +1,191 @@
+"""IS-IS faults: adjacencies lost to a router's level or area, a hello password or a passive
+port, and transit steered away by a raised metric or an overload bit left set.
+
+Two classic mistakes are not among them. A circuit-type mismatch: on a level-1 router FRR
+runs every circuit at level 1 whatever its circuit type, so the adjacency stays up. An MTU
+mismatch under hello padding: the end with the shorter MTU drops its peer's padded hellos, but
+the peer keeps the adjacency up and forwards over the link in its direction, so traffic flows
+one way over it and the other way around it, which no symptom of the forwarding model states.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from netdojo.scenarios.faults.base import (
+    FaultContext,
+    FaultPlan,
+    config_line_test,
+    link_down,
+    route_test,
+    steerable_port,
+    transit_end,
+)
+from netdojo.scenarios.forwarding import Impact
+from netdojo.scenarios.isis import PROCESS, isis_adjacency_test, net, password_line
+from netdojo.scenarios.model import Fault, configure
+from netdojo.scenarios.network import Iface, Node
+from netdojo.scenarios.registry import Injector, fault
+
+ROUTER = f"router isis {PROCESS}"
+WRONG_AREA = "49.0002"
+STEERED_METRIC = 500
+
+
+def _port_fault(inject: list[str], fix: list[str]) -> Injector:
+    """A fault on one end of a transit link, written under its interface; ``a`` loses the
+    adjacency with its peer."""
+
+    def injector(ctx: FaultContext, tag: str) -> FaultPlan | None:
+        if not (picked := transit_end(ctx)):
+            return None
+        a, b, iface = picked
+        head = f"interface {iface.name}"
+        impact, healthy = link_down(ctx, a, b, tag)
+        return FaultPlan(
+            Fault(
+                type=tag,
+                device=a,
+                params={"interface": iface.name, "peer": b},
+                inject=[configure(a, head, *inject)],
+                fix=[configure(a, head, *fix)],
+                present=[isis_adjacency_test(ctx.network, a, b, False, tag)],
+            ),
+            impact,
+            healthy,
+        )
+
+    return injector
+
+
+passive_transit = fault("isis.passive_transit", routing={"isis"})(
+    _port_fault([" isis passive"], [" no isis passive"])
+)
+
+
+def _transit_ports(ctx: FaultContext, router: Node) -> list[Iface]:
+    return [i for i in router.ifaces if ctx.network.node(i.peer).role == "router"]
+
+
+def _router_fault(lines: Callable[[Node], tuple[list[str], list[str]]]) -> Injector:
+    """A fault in a router's IS-IS process that costs it every adjacency: each neighbour
+    stops seeing it Up. ``lines`` gives the injection and the fix for the router."""
+
+    def injector(ctx: FaultContext, tag: str) -> FaultPlan | None:
+        routers = sorted(ctx.network.routers, key=lambda r: r.name)
+        ctx.rng.shuffle(routers)
+        for router in routers:
+            ports = _transit_ports(ctx, router)
+            keys = [f"isis.process:{router.name}"]
+            keys += [f"if:{router.name}:{i.name}" for i in ports]
+            keys += [f"link:{router.name}:{i.peer}" for i in ports]
+            keys += [f"link:{i.peer}:{router.name}" for i in ports]
+            if not ports or not ctx.take(*keys):
+                continue
+            inject, fix = lines(router)
+            peers = [i.peer for i in ports]
+            return FaultPlan(
+                Fault(
+                    type=tag,
+                    device=router.name,
+                    params={"peers": peers},
+                    inject=[configure(router.name, ROUTER, *inject)],
+                    fix=[configure(router.name, ROUTER, *fix)],
+                    present=[
+                        isis_adjacency_test(ctx.network, peer, router.name, False, tag)
+                        for peer in peers
+                    ],
+                ),
+                Impact(down_links={frozenset((router.name, peer)) for peer in peers}),
+                [isis_adjacency_test(ctx.network, peer, router.name, True, tag) for peer in peers],
+            )
+        return None
+
+    return injector
+
+
+def _area_lines(router: Node) -> tuple[list[str], list[str]]:
+    assert router.loopback is not None
+    right, wrong = net(router.loopback), net(router.loopback, WRONG_AREA)
+    return [f" no net {right}", f" net {wrong}"], [f" no net {wrong}", f" net {right}"]
+
+
+level_mismatch = fault("isis.level_mismatch", routing={"isis"})(
+    _router_fault(lambda _: ([" is-type level-2-only"], [" is-type level-1"]))
+)
+area_mismatch = fault("isis.area_mismatch", routing={"isis"})(_router_fault(_area_lines))
+
+
+@fault("isis.auth_mismatch", routing={"isis"})
+def auth_mismatch(ctx: FaultContext, tag: str) -> FaultPlan | None:
+    """One end of the link that authenticates its hellos is given another password."""
+    for link, key in sorted(ctx.network.ospf_md5.items()):
+        ends = next(e for name, e in ctx.network.links if name == link)
+        (a, _), (b, _) = ctx.rng.sample(ends, 2)
+        iface = ctx.network.node(a).iface_to(b)
+        if not ctx.take(f"link:{a}:{b}", f"link:{b}:{a}", f"if:{a}:{iface.name}"):
+            continue
+        head = f"interface {iface.name}"
+        impact, healthy = link_down(ctx, a, b, tag)
+        return FaultPlan(
+            Fault(
+                type=tag,
+                device=a,
+                params={"interface": iface.name, "peer": b},
+                inject=[configure(a, head, password_line(f"{key}x"))],
+                fix=[configure(a, head, password_line(key))],
+                present=[isis_adjacency_test(ctx.network, a, b, False, tag)],
+            ),
+            impact,
+            healthy,
+        )
+    return None
+
+
+@fault("isis.metric_steering", routing={"isis"})
+def metric_steering(ctx: FaultContext, tag: str) -> FaultPlan | None:
+    """A raised IS-IS metric pushes traffic between two sites onto a longer path."""
+    if not ctx.take(tag) or not (picked := steerable_port(ctx)):
+        return None
+    x, y, iface, prefix, via = picked
+    head = f"interface {iface.name}"
+    return FaultPlan(
+        Fault(
+            type=tag,
+            device=x,
+            params={"interface": iface.name, "metric": STEERED_METRIC},
+            inject=[configure(x, head, f" isis metric {STEERED_METRIC}")],
+            fix=[configure(x, head, " no isis metric")],
+            present=[route_test(tag, x, prefix, False, via=via)],
+        ),
+        Impact(costs={x: {y: STEERED_METRIC}}),
+        [route_test(tag, x, prefix, True, via=via)],
+    )
+
+
+@fault("isis.overload_bit", routing={"isis"})
+def overload_bit(ctx: FaultContext, tag: str) -> FaultPlan | None:
+    """The overload bit, set for maintenance and never cleared: the router still reaches and
+    is reached, but carries no transit, so traffic that crossed it detours or is lost."""
+    graph = ctx.network.router_graph()
+    routers = sorted(graph.nodes)
+    ctx.rng.shuffle(routers)
+    for router in routers:
+        # Its links are taken too: a detour another fault relies on must not cross it.
+        links = [f"link:{router}:{n}" for n in graph[router]]
+        links += [f"link:{n}:{router}" for n in graph[router]]
+        if graph.degree(router) < 2 or not ctx.take(f"isis.process:{router}", *links):
+            continue
+        return FaultPlan(
+            Fault(
+                type=tag,
+                device=router,
+                params={},
+                inject=[configure(router, ROUTER, " set-overload-bit")],
+                fix=[configure(router, ROUTER, " no set-overload-bit")],
+                present=[config_line_test(tag, router, "set-overload-bit")],
+            ),
+            Impact(overloaded={router}),
+            [],
+        )
+    return None

@@ -1,0 +1,153 @@
+"""IS-IS: configuration rendering, the forwarding model of an overloaded router, and the
+isis-adjacency family's draws."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from netdojo.scenarios import registry
+from netdojo.scenarios.forwarding import Forwarding, Impact
+from netdojo.scenarios.generate import generate
+from netdojo.scenarios.isis import net, system_id
+from netdojo.scenarios.network import Network, daemons_file, plan_network, render_lab
+from netdojo.scenarios.registry import LEVELS
+from netdojo.scenarios.topology import make_topology
+
+FAMILY = "isis-adjacency"
+
+
+def _network(shape: str, routers: int, seed: int = 3) -> Network:
+    return plan_network(make_topology(shape, routers, seed), 1, random.Random(seed))
+
+
+def _config(network: Network, router: str) -> list[str]:
+    lab = render_lab(network, "isis", "lab")
+    device = next(d for d in lab.devices if d.name == router)
+    return device.files["/etc/frr/frr.conf"].splitlines()
+
+
+def _block(lines: list[str], head: str) -> list[str]:
+    """The lines of every block that starts with ``head``, joined."""
+    found, inside = [], False
+    for line in lines:
+        if line == head:
+            inside = True
+        elif line == "exit":
+            inside = False
+        elif inside:
+            found.append(line)
+    return found
+
+
+def test_the_system_id_and_net_spell_the_loopback() -> None:
+    assert system_id("10.255.0.23") == "0102.5500.0023"
+    assert net("10.255.0.7") == "49.0001.0102.5500.0007.00"
+    assert net("10.255.0.7", "49.0002") == "49.0002.0102.5500.0007.00"
+
+
+def test_a_router_runs_fast_point_to_point_level_1_isis() -> None:
+    network = _network("ring", 4)
+    for router in network.routers:
+        lines = _config(network, router.name)
+        assert router.loopback is not None
+        process = _block(lines, "router isis CORE")
+        assert f" net {net(router.loopback)}" in process
+        assert {" is-type level-1", " metric-style wide", " lsp-gen-interval 1"} <= set(process)
+        assert " isis passive" in _block(lines, "interface lo")
+        for iface in router.ifaces:
+            block = _block(lines, f"interface {iface.name}")
+            assert " ip router isis CORE" in block
+            if network.node(iface.peer).role == "host":
+                assert " isis passive" in block
+            else:
+                assert {
+                    " isis network point-to-point",
+                    " isis hello-interval 1",
+                    " isis hello-multiplier 4",
+                } <= set(block)
+                assert " isis passive" not in block
+        assert not any(line.startswith("router ospf") for line in lines)
+
+
+def test_the_authenticated_link_has_the_same_hello_password_on_both_ends() -> None:
+    network = _network("ring", 4)
+    (link, key), *_ = network.ospf_md5.items()
+    ends = next(e for name, e in network.links if name == link)
+    for device, index in ends:
+        block = _block(_config(network, device), f"interface eth{index}")
+        assert f" isis password md5 {key}" in block
+
+
+def test_an_isis_lab_starts_isisd_alone_with_its_vty_on_loopback() -> None:
+    lab = render_lab(_network("chain", 3), "isis", "lab")
+    router = next(d for d in lab.devices if d.role == "router")
+    daemons = router.files["/etc/frr/daemons"]
+    assert "isisd=yes" in daemons and "ospfd=no" in daemons and "bgpd=no" in daemons
+    assert 'isisd_options="  -A 127.0.0.1"' in daemons
+    assert "isisd_options" not in daemons_file({"ospfd"})
+
+
+def test_an_overloaded_router_carries_no_transit_but_is_reached() -> None:
+    ring = _network("ring", 4)
+    model = Forwarding(ring, "isis")
+    a, b = sorted(ring.lans)
+    paths = model.courses(Impact())[a, b].paths
+    (path,) = paths
+    if len(path) > 2:
+        middle = path[1]
+        detoured = model.courses(Impact(overloaded={middle}))[a, b]
+        assert detoured.arrives and all(middle not in p for p in detoured.paths)
+    own = ring.router_of(a)
+    from_own = model.courses(Impact(overloaded={own}))
+    assert from_own[a, b].arrives and from_own[b, a].arrives
+
+    chain = _network("chain", 4, seed=5)
+    model = Forwarding(chain, "isis")
+    states = model.ping_states(Impact())
+    broken = next(
+        (
+            (x, y, p[1])
+            for (x, y), c in model.courses(Impact()).items()
+            for p in c.paths
+            if len(p) > 2
+        ),
+        None,
+    )
+    assert broken is not None and states[broken[0], broken[1]] == "works"
+    cut = model.ping_states(Impact(overloaded={broken[2]}))
+    assert cut[broken[0], broken[1]] == "broken"
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_every_type_is_drawn_at_every_level(level: int) -> None:
+    wanted = set(registry.family(FAMILY).types)
+    seen: set[str] = set()
+    for seed in range(1, 121):
+        seen |= {f.type for f in generate(FAMILY, level, seed).hidden.faults}
+        if wanted <= seen:
+            break
+    assert wanted <= seen, wanted - seen
+
+
+def test_link_faults_are_judged_by_isis_adjacencies_and_guards_cover_the_rest() -> None:
+    for seed in range(1, 11):
+        hidden = generate(FAMILY, 2, seed).hidden
+        assert hidden.guards
+        assert {t.kind for t in hidden.guards} <= {"ping", "isis_adjacency"}
+        assert any(t.kind == "isis_adjacency" for t in hidden.guards + hidden.targets)
+        for fault in hidden.faults:
+            if fault.type in ("isis.passive_transit", "isis.auth_mismatch"):
+                (present,) = fault.present
+                assert present.kind == "isis_adjacency" and present.params.expect is False
+
+
+def test_an_isis_build_forbids_static_routes_by_whole_words() -> None:
+    """`ip route` begins `ip router isis`: the adherence test must not take one for the other."""
+    adherence = generate("isis-build", 1, 1).hidden.adherence
+    static = [t for t in adherence if t.id.startswith("adherence:protocol:static route:")]
+    assert static
+    for test in static:
+        assert test.kind == "config" and test.params.match == "words"
+        assert test.params.pattern.split() == ["ip", "route"] and test.params.expect is False
