@@ -105,7 +105,7 @@ def _offers(spec: Family, ctx: FaultContext) -> dict[tuple[str, str], tuple[Faul
     return offers
 
 
-def _ping(network: Network, a: str, b: str, tag: str) -> PingTest:
+def ping_test(network: Network, a: str, b: str, tag: str) -> PingTest:
     return PingTest(
         id=f"{tag}:ping:{a}-{b}",
         description=f"{a} can ping {b} ({network.host_address(b)})",
@@ -161,15 +161,15 @@ def _assemble(
     pairs = list(itertools.combinations(sorted(network.lans), 2))
     broken = [(a, b) for a, b in pairs if states[a, b] == "broken"]
     intact = [(a, b) for a, b in pairs if states[a, b] == "works"]
-    targets: list[HiddenTest] = [_ping(network, a, b, "target") for a, b in broken]
+    targets: list[HiddenTest] = [ping_test(network, a, b, "target") for a, b in broken]
     targets += [test for plan in real for test in plan.healthy]
     targets += [
         traceroute_test(network, a, b, list(path)) for (a, b), path in sorted(seen.detours.items())
     ]
     targets = list({test.id: test for test in targets}.values())
-    guards: list[HiddenTest] = [_ping(network, a, b, "guard") for a, b in intact]
+    guards: list[HiddenTest] = [ping_test(network, a, b, "guard") for a, b in intact]
     if spec.network_routing in ("ospf", "bgp", "ibgp"):
-        guards += _link_guards(network, impact, spec.network_routing)
+        guards += link_guards(network, impact, spec.network_routing)
     lab = render_lab(network, spec.network_routing, lab_name)
     constraints: list[str] = []
     if policy is not None:
@@ -192,7 +192,7 @@ def _assemble(
     return hidden, brief, constraints
 
 
-def _link_guards(network: Network, impact: Impact, routing: Routing) -> list[HiddenTest]:
+def link_guards(network: Network, impact: Impact, routing: Routing) -> list[HiddenTest]:
     """The OSPF adjacency or BGP session of every transit link no fault takes down."""
     guards: list[HiddenTest] = []
     for a, b in network.transit_links():
