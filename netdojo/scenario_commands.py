@@ -100,6 +100,7 @@ def audit(
     import anyio
 
     from netdojo.judges.audit import audit_instance
+    from netdojo.judges.packages import packages_check
     from netdojo.labs.reaper import reap
     from netdojo.scenarios import registry
     from netdojo.scenarios.generate import check_choice
@@ -110,6 +111,10 @@ def audit(
     for family in chosen:
         for level in level_list:
             check_choice(family, level, seed_list[0])
+    packages = packages_check(registry.family(name) for name in chosen)
+    if not packages.ok:
+        err.print(f"[red]audit:[/] {packages.detail}; fix: {packages.fix}")
+        raise typer.Exit(1)
     reap()
     jobs = [(f, lv, s) for f in chosen for lv in level_list for s in seed_list]
     records: list[AuditRecord] = []
