@@ -5,7 +5,10 @@ from __future__ import annotations
 import time
 
 import pytest
+from pydantic import ValidationError
 
+from netdojo.judges.assessment import AssessmentConfig
+from netdojo.judges.episode import public_view
 from netdojo.judges.root_cause import score_diagnosis, scores
 from netdojo.judges.verdict import decide, safety_of
 from netdojo.reports.diagnosis import false_alarm_rate, score_rates
@@ -18,6 +21,9 @@ from netdojo.reports.records import (
     Safety,
 )
 from netdojo.reports.summary import summarize
+from netdojo.scenarios import registry
+from netdojo.scenarios.briefs import DIAGNOSIS_ONLY
+from netdojo.scenarios.generate import generate
 from netdojo.tools.trajectory import Trajectory
 from tests.unit.episodes import record
 
@@ -147,3 +153,24 @@ def test_the_summary_has_the_false_alarm_rate_and_the_mean_scores() -> None:
     assert false_alarm_rate([faulted]) is None and score_rates([], "localisation") is None
     plain = summarize([record("p", "solved")])
     assert plain.false_alarms is None and plain.localisation is None
+
+
+def test_a_diagnosis_task_draws_reactive_families_and_refuses_builds() -> None:
+    config = AssessmentConfig.model_validate({"task": "diagnose", "seed": 1})
+    assert config.families and all(
+        registry.family(name).kind == "reactive" for name in config.families
+    )
+    with pytest.raises(ValidationError, match="needs reactive families"):
+        AssessmentConfig.model_validate({"task": "diagnose", "families": ["ospf-build"]})
+    assert AssessmentConfig.model_validate({"seed": 1}).task == "repair"
+
+
+def test_a_diagnosis_task_is_handed_read_only_tools_and_told_so() -> None:
+    scenario = generate("ospf-adjacency", 1, 1)
+    repair = public_view(scenario, "e")
+    diagnose = public_view(scenario, "e", task="diagnose")
+    assert set(repair.tool_names) - set(diagnose.tool_names) == {"configure", "execute"}
+    assert "submit" in diagnose.tool_names
+    assert diagnose.brief == f"{repair.brief}\n\n{DIAGNOSIS_ONLY}"
+    k8s = public_view(generate("k8s-policy-repair", 1, 1), "e", task="diagnose")
+    assert "kubectl" not in k8s.tool_names and "connect" in k8s.tool_names
