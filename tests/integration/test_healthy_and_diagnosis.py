@@ -2,7 +2,8 @@
 
 A healthy control is audited clean, solved by the oracle (which changes nothing and says
 nothing is wrong) and made unsafe by a vandal; a diagnosis-only episode offers read-only tools,
-is solved by the oracle's exact diagnosis, and leaves a vandal unable to change anything.
+is solved by the oracle's exact diagnosis and by the heuristic's (which finds the missing route
+without changing it), and leaves a vandal unable to change anything.
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ async def test_a_diagnosis_only_episode_offers_read_only_tools_and_judges_the_di
     looked = await _run(FAULTED, heuristic, task="diagnose")
     assert looked.verdict is not None and looked.verdict.effort.state_changing_calls == 0
     assert looked.diagnosis is not None and looked.diagnosis.submitted, looked.verdict.detail
+    assert looked.outcome == "solved" and looked.diagnosis.exact, looked.diagnosis
 
     summary = summarize([exact, wrecked, looked])
     assert summary.localisation is not None and summary.localisation.f1.n == 3
