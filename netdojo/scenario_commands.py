@@ -131,8 +131,9 @@ def audit(
             mark = "[green]ok[/]" if record.ok else "[red]FAIL[/]"
             stages = " ".join(f"{k}={v.seconds:.1f}s" for k, v in record.stages.items())
             why = _failure(record)
+            control = " (healthy control)" if record.healthy else ""
             progress.console.print(
-                f"{mark} {family} L{level} s{seed} {record.seconds:.1f}s {stages} {why}"
+                f"{mark} {family} L{level} s{seed}{control} {record.seconds:.1f}s {stages} {why}"
             )
 
         async with anyio.create_task_group() as group:
@@ -147,18 +148,17 @@ def audit(
     records.sort(key=lambda r: (r.family, r.level, r.seed))
     passed = sum(r.ok for r in records)
     if as_json:
-        instances = [
-            r.model_dump(
-                include={"id", "family", "level", "seed", "ok", "stages", "seconds", "error"}
-            )
-            for r in records
-        ]
+        instances = [r.model_dump(include=AUDIT_FIELDS) for r in records]
         print(
             json.dumps({"instances": instances, "passed": passed, "failed": len(records) - passed})
         )
     else:
         console.print(f"{passed} passed, {len(records) - passed} failed")
     raise typer.Exit(0 if passed == len(records) else 1)
+
+
+AUDIT_FIELDS = {"id", "family", "level", "seed", "healthy", "ok", "stages", "seconds", "error"}
+"""What the audit's JSON gives of each instance."""
 
 
 def _failure(record: AuditRecord) -> str:
