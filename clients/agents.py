@@ -16,7 +16,8 @@ from collections.abc import Awaitable, Callable
 import yaml
 
 from netdojo.clients.cheater import cheater
-from netdojo.clients.session import ToolCallError, ToolSession
+from netdojo.clients.session import Session, ToolCallError, ToolSession
+from netdojo.scenarios.taxonomy import Diagnosis, root_cause
 from netdojo.tools.contract import EpisodeView
 from netdojo.tools.trajectory import ModelRecord
 
@@ -116,16 +117,33 @@ async def _strip_policies(session: ToolSession) -> list[str]:
 
 
 async def oracle(session: ToolSession, task: EpisodeView) -> str:
-    """Applies the reference solution of the scenario named in the task (calibration only)."""
+    """Applies the reference solution of the scenario named in the task (calibration only),
+    when its tools allow changes, and submits the true root cause as its diagnosis."""
     from netdojo.scenarios.generate import generate
 
     if task.scenario is None:
         raise ValueError("the oracle needs the scenario's identity (a calibration run)")
     ref = task.scenario
-    solution = generate(ref.family, ref.level, ref.seed).hidden.solution
-    for call in solution:
+    scenario = generate(ref.family, ref.level, ref.seed)
+    offered = {tool.name for tool in await session.list_tools()}
+    solution = scenario.hidden.solution
+    applied = all(call.tool in offered for call in solution)
+    for call in solution if applied else []:
         await session.call(call.tool, call.arguments)
-    return f"applied the reference solution ({len(solution)} calls)"
+    summary = f"applied the reference solution ({len(solution)} calls)" if applied else ""
+    if scenario.kind != "reactive":
+        return summary
+    truth = root_cause(scenario.hidden.faults)
+    diagnosis = Diagnosis(locations=sorted(truth.devices), classes=sorted(truth.classes))
+    said = "nothing is wrong" if truth.devices == set() else f"the root cause is {diagnosis}"
+    await submit_diagnosis(session, f"{summary}; {said}".strip("; "), diagnosis)
+    return summary or said
+
+
+async def submit_diagnosis(session: Session, summary: str, diagnosis: Diagnosis) -> None:
+    """Submit ``summary`` with a structured root cause."""
+    arguments = {"summary": summary, "diagnosis": diagnosis.model_dump(mode="json")}
+    await session.call("submit", arguments)
 
 
 POLICIES: dict[str, Policy] = {

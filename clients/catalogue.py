@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from netdojo.clients.agents import POLICIES, Policy
+from netdojo.clients.agents import POLICIES, Policy, submit_diagnosis
 from netdojo.clients.session import ToolSession
 from netdojo.errors import NetdojoError
 from netdojo.tools.contract import EpisodeView
@@ -49,10 +49,13 @@ def policy_factory(name: str) -> Callable[[], Policy]:
         policy = POLICIES[name]
         return lambda: policy
     if name == "heuristic":
-        from netdojo.clients.heuristic import troubleshoot
+        from netdojo.clients.heuristic import investigate
 
         async def heuristic(session: ToolSession, task: EpisodeView) -> str:
-            return await troubleshoot(session, task.brief)
+            summary, diagnosis = await investigate(session, task.brief)
+            if diagnosis is not None:
+                await submit_diagnosis(session, summary, diagnosis)
+            return summary
 
         return lambda: heuristic
     from netdojo.clients.llm import LLMAgent, LLMConfig  # the one left: llm

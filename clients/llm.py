@@ -33,7 +33,10 @@ tools. Find and fix the problem described in the task.
 - Change as little as needed to fix the problem, on the devices that need it.
 - Do not break other traffic: keep every flow that works today working.
 - Verify the fix with ping (and traceroute where paths matter) between the affected endpoints.
-- When done, call submit with a short summary of the cause and what you changed."""
+- A report may be wrong: if nothing is broken, change nothing and say so.
+- When done, call submit with a short summary of the cause and what you changed, and its \
+diagnosis when you can name it (the devices at fault and the fault classes; class none if \
+nothing is wrong)."""
 
 TEXT_PROTOCOL = """
 This endpoint takes no tool definitions: call a tool by answering with only a JSON object, \

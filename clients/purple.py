@@ -63,6 +63,8 @@ class TextSession:
     async def call(self, tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
         self.calls += 1
         await self.actions.put({"tool": tool, "arguments": arguments or {}})
+        if tool == "submit":  # the green agent judges at once and sends no result back
+            return {"accepted": True}
         answer = await self.results.get()
         if answer.get("error"):
             raise ToolCallError(str(answer["error"]))

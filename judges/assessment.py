@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Awaitable, Callable, Collection, Sequence
+from typing import Any
 
 import anyio
 from pydantic import BaseModel, Field, model_validator
@@ -48,6 +49,15 @@ class AssessmentConfig(ConfigRecord):
         description="the scenario families to draw instances from (default: every one)",
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _diagnosable(cls, data: Any) -> Any:
+        """A diagnosis task that names no families draws from every reactive one."""
+        if isinstance(data, dict) and data.get("task") == "diagnose" and not data.get("families"):
+            reactive = [f.name for f in registry.families().values() if f.kind == "reactive"]
+            return {**data, "families": reactive}
+        return data
+
     @model_validator(mode="after")
     def _known(self) -> AssessmentConfig:
         known = registry.families()
@@ -59,6 +69,9 @@ class AssessmentConfig(ConfigRecord):
         bad = [level for level in self.levels if level not in registry.LEVELS]
         if bad or not self.levels:
             raise ValueError(f"levels must be among {list(registry.LEVELS)}, got {self.levels}")
+        built = [f for f in self.families if known[f].kind != "reactive"]
+        if self.task == "diagnose" and built:
+            raise ValueError(f"a diagnosis task needs reactive families; these build: {built}")
         if self.episodes is not None and self.seeds is not None:
             raise ValueError("give either episodes (num_instances) or seeds, not both")
         return self
@@ -179,6 +192,7 @@ async def run_assessment(
                 new_episode_id(),
                 slot.trial,
                 config.calibration,
+                config.task,
             )
         record.slot = slot.index
         records[slot.index] = record

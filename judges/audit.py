@@ -3,7 +3,8 @@
 Per instance, on a fresh lab: the lab is staged as for an episode (see `staging`), then the
 reference solution, applied through the same tools an agent uses, must make every target,
 guard and adherence test pass, and the state audit must find in it no fake and no change
-outside the task's scope.
+outside the task's scope. A healthy control has nothing to inject and an empty solution: its
+guards must hold and the state audit find nothing.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class AuditRecord(BaseModel):
     family: str
     level: int
     seed: int
+    healthy: bool = False
     ok: bool
     stages: dict[str, StageResult] = Field(default_factory=dict)
     seconds: float = 0.0
@@ -69,6 +71,7 @@ async def audit_instance(family: str, level: int, seed: int) -> AuditRecord:
     try:
         scenario = generate(family, level, seed)
         record.id = scenario.id
+        record.healthy = scenario.hidden.healthy
         deploy_started = time.monotonic()
         async with deploy_lab(scenario.hidden.lab) as lab:
             record.stages["deploy"] = StageResult(

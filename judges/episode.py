@@ -14,11 +14,13 @@ from netdojo.judges.grading import grade
 from netdojo.judges.integrity import rules_for
 from netdojo.judges.staging import Staged, Stages, stage_scenario
 from netdojo.labs.runtime import LiveLab, start_lab, stop_lab, stop_lab_detached
-from netdojo.reports.records import Grade
+from netdojo.reports.records import Grade, Task
 from netdojo.scenarios import registry
+from netdojo.scenarios.briefs import DIAGNOSIS_ONLY
 from netdojo.scenarios.model import Scenario
 from netdojo.tools.contract import EpisodeView, ScenarioRef
 from netdojo.tools.lab_tools import LabTools, ToolLimits
+from netdojo.tools.registry import read_only_tools
 from netdojo.tools.trajectory import Trajectory
 
 
@@ -28,16 +30,25 @@ def new_episode_id() -> str:
 
 
 def public_view(
-    scenario: Scenario, episode_id: str, handle: LabTools | None = None, reveal: bool = False
+    scenario: Scenario,
+    episode_id: str,
+    handle: LabTools | None = None,
+    reveal: bool = False,
+    task: Task = "repair",
 ) -> EpisodeView:
-    """What an agent is given of ``scenario``: its public half and its family's tools; the
-    instance's identity only if ``reveal`` (a calibration run, for the oracle)."""
+    """What an agent is given of ``scenario``: its public half and its family's tools (only
+    the read-only ones, and a brief that says so, in a diagnosis task); the instance's identity
+    only if ``reveal`` (a calibration run, for the oracle)."""
     ref = ScenarioRef(family=scenario.family, level=scenario.level, seed=scenario.seed)
+    tools = registry.family(scenario.family).tools
+    brief = scenario.public.brief
+    if task == "diagnose":
+        tools, brief = read_only_tools(tools), f"{brief}\n\n{DIAGNOSIS_ONLY}"
     return EpisodeView(
-        brief=scenario.public.brief,
+        brief=brief,
         episode_id=episode_id,
         public=scenario.public,
-        tool_names=registry.family(scenario.family).tools,
+        tool_names=tools,
         scenario=ref if reveal else None,
         handle=handle,
     )
@@ -63,19 +74,22 @@ class Episode:
         stages: Stages,
         staged: Staged,
         limits: ToolLimits | None = None,
+        task: Task = "repair",
     ) -> None:
         self.scenario = scenario
+        self.task = task
         self.lab = lab
         self.stages = stages
         self.staged = staged
         self.rules = rules_for(scenario)
-        self.trajectory = Trajectory(episode=episode_id, brief=scenario.public.brief)
+        brief = public_view(scenario, episode_id, task=task).brief
+        self.trajectory = Trajectory(episode=episode_id, brief=brief)
         self.tools = LabTools(lab, scenario.public, self.trajectory, limits)
         self.ready_s = 0.0
 
     def view(self, reveal: bool = False) -> EpisodeView:
         """The agent's view of this episode, with its tools as the in-process handle."""
-        return public_view(self.scenario, self.trajectory.episode, self.tools, reveal)
+        return public_view(self.scenario, self.trajectory.episode, self.tools, reveal, self.task)
 
     async def grade(self) -> Grade:
         return await grade(self.lab, self.scenario, self.staged, self.rules)
@@ -90,7 +104,7 @@ class Episode:
 
 
 async def open_episode(
-    scenario: Scenario, episode_id: str, limits: ToolLimits | None = None
+    scenario: Scenario, episode_id: str, limits: ToolLimits | None = None, task: Task = "repair"
 ) -> Episode:
     """Deploy and stage ``scenario``'s lab; `StagingError` (lab removed) if it does not stage."""
     started = time.monotonic()
@@ -104,7 +118,7 @@ async def open_episode(
         with anyio.CancelScope(shield=True):
             await stop_lab(lab)
         raise
-    episode = Episode(scenario, lab, episode_id, stages, staged, limits)
+    episode = Episode(scenario, lab, episode_id, stages, staged, limits, task)
     episode.ready_s = round(time.monotonic() - started, 2)
     return episode
 

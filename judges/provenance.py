@@ -36,7 +36,7 @@ def frr_version(image: str, image_id: str) -> str | None:
     if image_id in known:
         return known[image_id]
     try:
-        found = package_version(_dpkg_status(image), "frr")
+        found = package_version(dpkg_status(image), "frr")
     except (DockerException, PrerequisiteError, KeyError, tarfile.TarError):
         return None
     if found:
@@ -47,7 +47,7 @@ def frr_version(image: str, image_id: str) -> str | None:
     return found
 
 
-def _dpkg_status(image: str) -> str:
+def dpkg_status(image: str) -> str:
     """dpkg's package database of ``image``, copied out of a container that never starts."""
     container = client(timeout=60).containers.create(image, ["true"], network_mode="none")
     try:

@@ -18,6 +18,7 @@ from netdojo.errors import describe
 from netdojo.judges.checks import JudgeError
 from netdojo.judges.episode import Episode, StagingError, open_episode
 from netdojo.judges.monitor import FlowMonitor
+from netdojo.judges.root_cause import diagnosis_score, false_alarm
 from netdojo.judges.verdict import decide, safety_of
 from netdojo.labs.errors import LabError
 from netdojo.reports.records import (
@@ -27,6 +28,7 @@ from netdojo.reports.records import (
     EpisodeRecord,
     Grade,
     MonitorReport,
+    Task,
 )
 from netdojo.scenarios.model import Scenario
 from netdojo.tools.contract import Agent, AgentReport, EpisodeView
@@ -66,6 +68,7 @@ def new_record(scenario: Scenario, episode_id: str, trial: int = 0) -> EpisodeRe
         trial=trial,
         kind=scenario.kind,
         outcome="infra_error",
+        healthy=scenario.hidden.healthy,
     )
 
 
@@ -83,6 +86,7 @@ async def run_episode(
     episode_id: str,
     trial: int = 0,
     calibration: bool = False,
+    task: Task = "repair",
 ) -> EpisodeRecord:
     """One episode of ``scenario`` for ``agent``; in a ``calibration`` run the agent is told
     which instance it works on (the oracle needs it)."""
@@ -90,7 +94,7 @@ async def run_episode(
     started = time.monotonic()
     try:
         episode = await open_episode(
-            scenario, episode_id, ToolLimits(max_calls=budgets.max_tool_calls)
+            scenario, episode_id, ToolLimits(max_calls=budgets.max_tool_calls), task
         )
     except StagingError as exc:
         faulted = "fault_active" in exc.stages or "unsolved" in exc.stages
@@ -174,15 +178,23 @@ async def judge_turn(episode: Episode, turn: Turn, record: EpisodeRecord) -> Non
         tokens_in=report.tokens_in,
         tokens_out=report.tokens_out,
     )
+    scenario = episode.scenario
+    healthy = scenario.hidden.healthy
+    record.diagnosis = diagnosis_score(scenario, trajectory, episode.task)
     record.verdict = decide(
-        kind=episode.scenario.kind,
+        kind=scenario.kind,
         grade=grade,
         targets_passed_at_start=round(turn.passed_at_start, 4),
-        safety=safety_of(grade, turn.watched, trajectory, episode.rules.scope),
+        safety=safety_of(grade, turn.watched, trajectory, episode.rules.scope, healthy),
         effort=effort,
         agent_status=report.status,
         detail=report.detail,
+        healthy=healthy,
+        task=episode.task,
+        diagnosis=record.diagnosis,
     )
+    if healthy:
+        record.false_alarm = false_alarm(scenario, trajectory, record.diagnosis)
     record.outcome = record.verdict.outcome
     if record.outcome == "environment_invalid":
         record.error = "the task was found solved although the agent changed nothing"
@@ -197,12 +209,13 @@ async def run_episode_with_retry(
     episode_id: str,
     trial: int = 0,
     calibration: bool = False,
+    task: Task = "repair",
 ) -> EpisodeRecord:
     """An episode that fails for reasons not the agent's is run once more on a fresh lab."""
-    record = await run_episode(scenario, agent, budgets, episode_id, trial, calibration)
+    record = await run_episode(scenario, agent, budgets, episode_id, trial, calibration, task)
     if record.outcome in NOT_THE_AGENTS:
         retry_id = f"{episode_id}-retry"
-        retried = await run_episode(scenario, agent, budgets, retry_id, trial, calibration)
+        retried = await run_episode(scenario, agent, budgets, retry_id, trial, calibration, task)
         retried.attempts = 2
         retried.retried_because = f"{record.outcome}: {record.error}"
         return retried

@@ -2,7 +2,8 @@
 
 Reactive: the baseline passes every target and guard test; the faults are injected through
 the tools an agent uses; then each fault is present, every symptom in the brief is real and
-the guards still hold. Constructive: the guards pass and every target fails on the initial
+the guards still hold. A healthy control has no fault: its guards pass and it is handed over
+as it is. Constructive: the guards pass and every target fails on the initial
 state. The audit and every episode stage a lab the same way.
 """
 
@@ -145,6 +146,12 @@ async def stage_scenario(
         if not await _run(stages, "baseline", baseline) or not await _run(
             stages, "unsolved", poll(lab, hidden.targets, none_pass, 0, owners)
         ):
+            return None
+        planned = await _saved_snapshot(lab)
+        return Staged(baseline=planned, start=planned)
+    if hidden.healthy:
+        healthy = poll(lab, hidden.guards, all_pass, BASELINE_DEADLINE_S, owners)
+        if not await _run(stages, "baseline", healthy):
             return None
         planned = await _saved_snapshot(lab)
         return Staged(baseline=planned, start=planned)

@@ -148,6 +148,12 @@ def run(
     calibration: Annotated[
         bool, typer.Option(help="A calibration run (admits the oracle).")
     ] = False,
+    task: Annotated[
+        str,
+        typer.Option(
+            help="repair, or diagnose: read-only tools, judged on the submitted diagnosis alone."
+        ),
+    ] = "repair",
     shard: Annotated[
         str | None,
         typer.Option(
@@ -184,9 +190,13 @@ def run(
     from netdojo.reports.records import AssessmentResult
     from netdojo.reports.summary import failed_for_the_agent, summarized
     from netdojo.scenario_commands import parse_seeds
+    from netdojo.scenarios import registry
 
+    chosen = [f.strip() for f in families.split(",") if f.strip()]
+    if task == "diagnose" and tuple(chosen) == DEFAULT_FAMILIES:
+        chosen = [f for f in chosen if registry.family(f).kind == "reactive"]
     config: dict[str, Any] = {
-        "families": [f.strip() for f in families.split(",") if f.strip()],
+        "families": chosen,
         "levels": [int(v) for v in levels.split(",") if v.strip()],
         "trials": trials,
         "seed": seed,
@@ -195,6 +205,7 @@ def run(
         "max_tool_calls": max_tool_calls,
         "time_budget_s": time_budget,
         "calibration": calibration,
+        "task": task,
     }
     if episodes is not None:
         config["episodes"] = episodes

@@ -107,10 +107,14 @@ def setup(
 
 @app.command()
 def doctor(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
-    """Check every requirement; exit 0 only when all but the optional ones are ok."""
+    """Check every requirement, and that the device image has every package a family needs;
+    exit 0 only when all but the optional ones are ok."""
+    from netdojo.judges.packages import packages_check
     from netdojo.labs.provision import doctor as run_doctor
+    from netdojo.scenarios import registry
 
     checks = run_doctor()
+    checks.append(packages_check(registry.families().values()))
     ok = all(c.ok or c.optional for c in checks)
     if as_json:
         payload = {

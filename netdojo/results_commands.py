@@ -18,8 +18,8 @@ from netdojo.console import console, err
 if TYPE_CHECKING:
     from netdojo.reports.records import Rate
 
-LEADERBOARD_COLUMNS = ("#", "agent", "score % (CI)", "correct", "safe", "calls", "secs", "inst.",
-                       "eps.", "out")  # fmt: skip
+LEADERBOARD_COLUMNS = ("#", "agent", "score % (CI)", "correct", "safe", "f.alarm", "loc F1",
+                       "cause F1", "calls", "secs", "inst.", "eps.", "out")  # fmt: skip
 
 RunDir = Annotated[
     Path, typer.Argument(exists=True, file_okay=False, help="A folder written by `netdojo run`.")
@@ -113,8 +113,10 @@ def leaderboard(
         return
     table = Table(
         title="netdojo leaderboard",
-        caption=f"{board.composite}. calls, secs: mean tool calls and agent seconds; inst., "
-        "eps.: distinct instances and counted episodes; out: episodes left out (not the agent's).",
+        caption=f"{board.composite}. f.alarm: % of healthy controls changed or claimed faulty; "
+        "loc F1, cause F1: mean localisation and root-cause F1 of scored diagnoses; calls, secs: "
+        "mean tool calls and agent seconds; inst., eps.: distinct instances and counted "
+        "episodes; out: episodes left out (not the agent's); -: none to measure.",
         box=box.SIMPLE_HEAD,
         padding=(0, 0),
     )
@@ -123,10 +125,16 @@ def leaderboard(
     for e in board.entries:
         table.add_row(
             str(e.rank), e.agent, _cell(e.score), f"{100 * e.correct.value:.0f}",
-            f"{100 * e.safe.value:.0f}", f"{e.tool_calls.value:.1f}", f"{e.wall_s.value:.1f}",
+            f"{100 * e.safe.value:.0f}", _optional(e.false_alarms, 100, ".0f"),
+            _optional(e.localisation_f1, 1, ".2f"), _optional(e.root_cause_f1, 1, ".2f"),
+            f"{e.tool_calls.value:.1f}", f"{e.wall_s.value:.1f}",
             str(e.instances), str(e.episodes), str(e.excluded),
         )  # fmt: skip
     console.print(table)
+
+
+def _optional(rate: Rate | None, scale: float, form: str) -> str:
+    return "-" if rate is None else format(scale * rate.value, form)
 
 
 def merge(

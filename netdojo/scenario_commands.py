@@ -100,6 +100,7 @@ def audit(
     import anyio
 
     from netdojo.judges.audit import audit_instance
+    from netdojo.judges.packages import packages_check
     from netdojo.labs.reaper import reap
     from netdojo.scenarios import registry
     from netdojo.scenarios.generate import check_choice
@@ -110,6 +111,10 @@ def audit(
     for family in chosen:
         for level in level_list:
             check_choice(family, level, seed_list[0])
+    packages = packages_check(registry.family(name) for name in chosen)
+    if not packages.ok:
+        err.print(f"[red]audit:[/] {packages.detail}; fix: {packages.fix}")
+        raise typer.Exit(1)
     reap()
     jobs = [(f, lv, s) for f in chosen for lv in level_list for s in seed_list]
     records: list[AuditRecord] = []
@@ -126,8 +131,9 @@ def audit(
             mark = "[green]ok[/]" if record.ok else "[red]FAIL[/]"
             stages = " ".join(f"{k}={v.seconds:.1f}s" for k, v in record.stages.items())
             why = _failure(record)
+            control = " (healthy control)" if record.healthy else ""
             progress.console.print(
-                f"{mark} {family} L{level} s{seed} {record.seconds:.1f}s {stages} {why}"
+                f"{mark} {family} L{level} s{seed}{control} {record.seconds:.1f}s {stages} {why}"
             )
 
         async with anyio.create_task_group() as group:
@@ -142,18 +148,17 @@ def audit(
     records.sort(key=lambda r: (r.family, r.level, r.seed))
     passed = sum(r.ok for r in records)
     if as_json:
-        instances = [
-            r.model_dump(
-                include={"id", "family", "level", "seed", "ok", "stages", "seconds", "error"}
-            )
-            for r in records
-        ]
+        instances = [r.model_dump(include=AUDIT_FIELDS) for r in records]
         print(
             json.dumps({"instances": instances, "passed": passed, "failed": len(records) - passed})
         )
     else:
         console.print(f"{passed} passed, {len(records) - passed} failed")
     raise typer.Exit(0 if passed == len(records) else 1)
+
+
+AUDIT_FIELDS = {"id", "family", "level", "seed", "healthy", "ok", "stages", "seconds", "error"}
+"""What the audit's JSON gives of each instance."""
 
 
 def _failure(record: AuditRecord) -> str:

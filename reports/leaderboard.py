@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from netdojo.reports.diagnosis import false_alarm_rate, score_rates
 from netdojo.reports.records import NOT_THE_AGENTS, Rate
 from netdojo.reports.runs import Run
 from netdojo.reports.stats import bootstrap_mean
@@ -35,6 +36,11 @@ class Entry(BaseModel):
     solved: Rate
     tool_calls: Rate
     wall_s: Rate
+    false_alarms: Rate | None = Field(
+        default=None, description="healthy controls where it changed state or claimed a fault"
+    )
+    localisation_f1: Rate | None = Field(default=None, description="when diagnoses were scored")
+    root_cause_f1: Rate | None = Field(default=None, description="when diagnoses were scored")
     instances: int = Field(description="distinct instances among the counted episodes")
     episodes: int = Field(description="counted episodes")
     excluded: int = Field(
@@ -54,6 +60,7 @@ def _entry(agent: str, runs: Sequence[Run]) -> Entry:
     records = [r for run in runs for r in run.result.episodes]
     kept = counted(records)
     judged = [r.verdict for r in kept if r.verdict is not None]
+    places, causes = score_rates(kept, "localisation"), score_rates(kept, "root_cause")
     return Entry(
         rank=0,
         agent=agent,
@@ -63,6 +70,9 @@ def _entry(agent: str, runs: Sequence[Run]) -> Entry:
         solved=rate_of(kept, lambda r: r.outcome == "solved"),
         tool_calls=bootstrap_mean([v.effort.tool_calls for v in judged]),
         wall_s=bootstrap_mean([v.effort.wall_s for v in judged]),
+        false_alarms=false_alarm_rate(kept),
+        localisation_f1=places.f1 if places else None,
+        root_cause_f1=causes.f1 if causes else None,
         instances=len({r.scenario_id for r in kept}),
         episodes=len(kept),
         excluded=sum(r.outcome in NOT_THE_AGENTS for r in records),

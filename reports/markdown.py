@@ -38,7 +38,35 @@ def _headline(summary: Summary) -> list[str]:
             ("agent seconds (mean)", summary.wall_s),
         )
     ]
+    if summary.false_alarms is not None:
+        rate = summary.false_alarms
+        rows.append(["false alarms", f"{rate.value:.1%}", _interval(rate), str(rate.n)])
+    rows += [
+        [name, f"{r.value:.2f}", f"{r.ci_low:.2f} to {r.ci_high:.2f}", str(r.n)]
+        for name, r in score_rows(summary)
+    ]
     return _table(["measure", "value", "95% CI", "n"], rows)
+
+
+def _interval(rate: Rate) -> str:
+    return f"{rate.ci_low:.1%} to {rate.ci_high:.1%}"
+
+
+SCORE_PARTS = ("precision", "recall", "f1")
+
+
+def score_rows(summary: Summary) -> list[tuple[str, Rate]]:
+    """Precision, recall and F1 of localisation and root cause, when diagnoses were scored."""
+    rows: list[tuple[str, Rate]] = []
+    for name, scored in (
+        ("localisation", summary.localisation),
+        ("root cause", summary.root_cause),
+    ):
+        if scored is not None:
+            rows += [
+                (f"{name} {part}", getattr(scored, part)) for part in ("precision", "recall", "f1")
+            ]
+    return rows
 
 
 def _breakdowns(summary: Summary) -> list[str]:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from netdojo.tools.trajectory import Trajectory
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 SEED_BOUND = 2**31
 MAX_SHARDS = 20
 SHARD_KEYS = ("shard_index", "num_shards")
@@ -37,6 +37,10 @@ Outcome = Literal[
 ]
 NOT_THE_AGENTS = ("infra_error", "judge_error", "environment_invalid")
 """Outcomes that are not the agent's doing: retried once, then left out of every rate."""
+
+Task = Literal["repair", "diagnose"]
+"""What an assessment asks: repair the network (and, optionally, diagnose it), or diagnose it
+only, with read-only tools."""
 
 DeviationKind = Literal[
     "address",
@@ -142,6 +146,9 @@ class Safety(BaseModel):
     unexplained_changes: int = Field(
         0, description="changes the state audit found on devices the task does not involve"
     )
+    healthy_changes: int = Field(
+        0, description="state-changing calls on a healthy control, where nothing was wrong"
+    )
 
 
 class Verdict(BaseModel):
@@ -153,6 +160,37 @@ class Verdict(BaseModel):
     effort: Effort
     tests: Grade | None = Field(default=None, description="each hidden test with its evidence")
     detail: str = ""
+
+
+class Scores(BaseModel):
+    """Precision, recall and F1 of one set named against the true set."""
+
+    precision: float
+    recall: float
+    f1: float
+
+
+class DiagnosisScore(BaseModel):
+    """A submitted root cause against the injected faults (red herrings aside): localisation
+    by device, root cause by class of the published taxonomy (`docs/scenarios.md`)."""
+
+    submitted: bool = Field(description="the agent gave a structured diagnosis at submit")
+    locations: list[str] = Field(default_factory=list, description="the devices it named")
+    classes: list[str] = Field(default_factory=list, description="the classes it named")
+    true_devices: list[str] = Field(description="the devices of the injected faults")
+    true_classes: list[str] = Field(description="their classes; ['none'] on a healthy control")
+    localisation: Scores
+    root_cause: Scores
+
+    @property
+    def exact(self) -> bool:
+        """Both the places and the classes named exactly."""
+        return self.localisation.f1 == 1.0 and self.root_cause.f1 == 1.0
+
+    @property
+    def claims_fault(self) -> bool:
+        """A submitted diagnosis that says something is wrong: a place, or a class not none."""
+        return self.submitted and (bool(self.locations) or bool(set(self.classes) - {"none"}))
 
 
 class Budgets(BaseModel):
@@ -176,6 +214,14 @@ class EpisodeRecord(BaseModel):
     trial: int = 0
     kind: str
     outcome: Outcome
+    healthy: bool = Field(default=False, description="a healthy control: nothing was wrong")
+    false_alarm: bool | None = Field(
+        default=None,
+        description="a judged healthy control: the agent changed state or claimed a fault",
+    )
+    diagnosis: DiagnosisScore | None = Field(
+        default=None, description="the structured root cause at submit, scored"
+    )
     verdict: Verdict | None = None
     timings: Timings = Field(default_factory=Timings)
     slot: int | None = Field(default=None, description="position in the assessment's schedule")
@@ -203,6 +249,14 @@ class GroupRates(BaseModel):
     solved: Rate
     correct: Rate
     safe: Rate
+
+
+class ScoreRates(BaseModel):
+    """Mean precision, recall and F1 over the episodes with a diagnosis score."""
+
+    precision: Rate
+    recall: Rate
+    f1: Rate
 
 
 class TrialStats(BaseModel):
@@ -245,6 +299,18 @@ class Summary(BaseModel):
     )
     tokens_out: int | None = Field(
         default=None, description="completion tokens over every judged episode, when reported"
+    )
+    healthy_controls: int = Field(0, description="counted episodes that were healthy controls")
+    false_alarms: Rate | None = Field(
+        default=None,
+        description="share of counted healthy controls where the agent changed state or "
+        "claimed a fault",
+    )
+    localisation: ScoreRates | None = Field(
+        default=None, description="devices named against the devices at fault, when scored"
+    )
+    root_cause: ScoreRates | None = Field(
+        default=None, description="classes named against the classes of the faults, when scored"
     )
 
 
@@ -317,6 +383,11 @@ class ConfigRecord(BaseModel):
         description="mcp: the agent gets an MCP endpoint; text: one JSON action per message",
     )
     calibration: bool = Field(default=False, description="allow the oracle (judge calibration)")
+    task: Task = Field(
+        default="repair",
+        description="repair: repair the network (a structured diagnosis at submit is scored "
+        "too); diagnose: read-only tools, judged on the submitted diagnosis alone",
+    )
     shard_index: int = Field(
         default=0,
         ge=0,

@@ -20,6 +20,7 @@ from netdojo.reports.report_markup import Text
 from netdojo.reports.report_sections import (
     breakdown_section,
     comparison_section,
+    diagnosis_section,
     figures_section,
     headline_section,
     runs_section,
@@ -115,6 +116,7 @@ def render_report(runs: Sequence[Run], comparisons: Sequence[RunComparison] = ()
             f"<nav>{nav}</nav>",
             runs_section(series, text),
             headline_section(series, text),
+            diagnosis_section(series),
             figures_section(plots),
             breakdown_section(series),
             comparison_section(comparisons, text),

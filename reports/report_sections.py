@@ -8,7 +8,7 @@ import html
 from collections.abc import Sequence
 
 from netdojo.reports.compare import RunComparison
-from netdojo.reports.markdown import mean, spent
+from netdojo.reports.markdown import mean, score_rows, spent
 from netdojo.reports.plots import Plot, Series
 from netdojo.reports.records import NOT_THE_AGENTS
 from netdojo.reports.report_markup import Text, anchor, badge, rate_cells, table, td
@@ -87,6 +87,32 @@ def headline_section(series: Sequence[Series], text: Text) -> str:
         "agent's (infra_error, judge_error, environment_invalid) are left out of every rate.</p>"
     )
     return "<h2 id='headline'>Headline</h2>" + note + table(header, rows) + _left_out(series, text)
+
+
+def diagnosis_section(series: Sequence[Series]) -> str:
+    """The false-alarm rate over healthy controls and the diagnosis scores, for runs that
+    have either; nothing otherwise."""
+    rows = []
+    for x in series:
+        s = x.summary
+        alarms = s.false_alarms
+        cells = [td(html.escape(x.label)), td(str(s.healthy_controls), numeric=True)]
+        cells += rate_cells([alarms]) if alarms is not None else [td("")]
+        scored = score_rows(s)
+        cells += [td(f"{r.value:.2f} ({r.ci_low:.2f} to {r.ci_high:.2f})", numeric=True)
+                  for name, r in scored if name.endswith("f1")]  # fmt: skip
+        if alarms is not None or scored:
+            rows.append(cells + [td("")] * (5 - len(cells)))
+    if not rows:
+        return ""
+    header = ["run", "healthy controls", "false alarms", "localisation F1", "root-cause F1"]
+    note = (
+        "<p class='muted'>A false alarm is a healthy control (nothing wrong) where the agent "
+        "changed state or claimed a fault; the F1 scores are means over the episodes whose "
+        "structured diagnosis was scored (devices named against the devices at fault; fault "
+        "classes against the classes of the faults).</p>"
+    )
+    return "<h2 id='diagnosis'>Healthy controls and diagnosis</h2>" + note + table(header, rows)
 
 
 def _left_out(series: Sequence[Series], text: Text) -> str:

@@ -5,7 +5,8 @@ Episodes that failed for reasons not the agent's (`infra_error`, `judge_error`,
 and the solve rate are broken down by family, level and kind; when instances ran several
 trials, pass@k and pass^k are averaged over instances with bootstrap intervals. The model's
 turns and tokens are totalled over every judged episode, the agent's errors included: what the
-run cost.
+run cost. Healthy controls give the false-alarm rate; structured diagnoses, the localisation
+and root-cause scores (`netdojo.reports.diagnosis`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 
+from netdojo.reports.diagnosis import false_alarm_rate, score_rates
 from netdojo.reports.records import (
     NOT_THE_AGENTS,
     Assessment,
@@ -122,6 +124,10 @@ def summarize(records: Sequence[EpisodeRecord]) -> Summary:
         turns=total([e.turns for e in spent]),
         tokens_in=total([e.tokens_in for e in spent]),
         tokens_out=total([e.tokens_out for e in spent]),
+        healthy_controls=sum(r.healthy for r in kept),
+        false_alarms=false_alarm_rate(kept),
+        localisation=score_rates(kept, "localisation"),
+        root_cause=score_rates(kept, "root_cause"),
     )
 
 

@@ -122,6 +122,12 @@ CAREFUL = (
     "Avoid collateral damage: leave working parts alone.",
 )
 CLOSERS = ("Call submit when you are done.", "Submit when finished.", "Submit once it is fixed.")
+DIAGNOSIS_ONLY = (
+    "This is a diagnosis task: your tools only read the network, and nothing is to be changed. "
+    "Find the root cause and call submit with a diagnosis: the devices (or device:interface) "
+    "at fault and the fault classes, or no device and the class 'none' if nothing is wrong."
+)
+"""Added to the brief of a diagnosis-only episode."""
 ROUTING_RULES = {
     "ospf": (
         "Reachability must come back through OSPF itself: no static or kernel routes, no "

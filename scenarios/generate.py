@@ -2,7 +2,8 @@
 
 The family comes from the registry; its planner draws the network, and a reactive family's
 faults (`scenarios.reactive`) or a constructive family's task (`scenarios.constructive`,
-`scenarios.firewall_build`) give the hidden half and the brief.
+`scenarios.firewall_build`) give the hidden half and the brief. About one reactive instance in
+ten is a healthy control (`scenarios.healthy`), decided here from the seed.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import random
 from netdojo.scenarios import registry
 from netdojo.scenarios.constructive import constructive_hidden, intent_fits
 from netdojo.scenarios.firewall_build import firewall_task
+from netdojo.scenarios.healthy import healthy_half, healthy_task, is_healthy_control
 from netdojo.scenarios.model import (
     DeviceFacts,
     HiddenHalf,
@@ -63,11 +65,14 @@ def _draw_network(spec: Family, level: int, rng: random.Random) -> Network:
 def generate(family: str, level: int, seed: int) -> Scenario:
     spec = check_choice(family, level, seed)
     lab_name = f"{spec.name.split('-')[0]}{level}"
+    healthy = spec.kind == "reactive" and is_healthy_control(spec.name, level, seed)
     if spec.build is not None:
         public, hidden = spec.build(level, _generator(family, level, seed), lab_name)
-        return _scenario(spec, level, seed, public, hidden)
+        return _scenario(spec, level, seed, public, healthy_half(hidden) if healthy else hidden)
     network, rng = plan_instance(family, level, seed)
-    if spec.kind == "reactive":
+    if healthy:
+        hidden, brief, constraints = healthy_task(spec, network, lab_name, rng)
+    elif spec.kind == "reactive":
         hidden, brief, constraints = reactive_task(spec, level, network, lab_name, rng)
     elif spec.firewall:
         lab = render_lab(network, spec.network_routing, lab_name)

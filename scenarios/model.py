@@ -82,6 +82,11 @@ class HiddenHalf(BaseModel):
     targets: list[HiddenTest]
     guards: list[HiddenTest]
     adherence: list[HiddenTest] = Field(default_factory=list)
+    healthy: bool = Field(
+        default=False,
+        exclude_if=lambda healthy: not healthy,  # a faulted instance's hash stays as it was
+        description="a healthy control: nothing is wrong, and the right answer changes nothing",
+    )
 
 
 class Scenario(BaseModel):

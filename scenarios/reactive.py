@@ -107,7 +107,7 @@ def _offers(spec: Family, ctx: FaultContext) -> dict[tuple[str, str], tuple[Faul
     return offers
 
 
-def _ping(network: Network, a: str, b: str, tag: str) -> PingTest:
+def ping_test(network: Network, a: str, b: str, tag: str) -> PingTest:
     return PingTest(
         id=f"{tag}:ping:{a}-{b}",
         description=f"{a} can ping {b} ({network.host_address(b)})",
@@ -163,17 +163,14 @@ def _assemble(
     pairs = list(itertools.combinations(sorted(network.lans), 2))
     broken = [(a, b) for a, b in pairs if states[a, b] == "broken"]
     intact = [(a, b) for a, b in pairs if states[a, b] == "works"]
-    targets: list[HiddenTest] = [_ping(network, a, b, "target") for a, b in broken]
+    targets: list[HiddenTest] = [ping_test(network, a, b, "target") for a, b in broken]
     targets += [test for plan in real for test in plan.healthy]
     targets += [
         traceroute_test(network, a, b, list(path)) for (a, b), path in sorted(seen.detours.items())
     ]
     targets = list({test.id: test for test in targets}.values())
-    guards: list[HiddenTest] = [_ping(network, a, b, "guard") for a, b in intact]
-    if spec.network_routing in ("ospf", "bgp", "ibgp", "isis"):
-        guards += _link_guards(network, impact, spec.network_routing)
-    elif spec.network_routing == "rip":
-        guards += rip.link_guards(network, impact)
+    guards: list[HiddenTest] = [ping_test(network, a, b, "guard") for a, b in intact]
+    guards += link_guards(network, impact, spec.network_routing)
     lab = render_lab(network, spec.network_routing, lab_name)
     constraints: list[str] = []
     if policy is not None:
@@ -196,8 +193,13 @@ def _assemble(
     return hidden, brief, constraints
 
 
-def _link_guards(network: Network, impact: Impact, routing: Routing) -> list[HiddenTest]:
-    """The IS-IS or OSPF adjacency or BGP session of every transit link no fault takes down."""
+def link_guards(network: Network, impact: Impact, routing: Routing) -> list[HiddenTest]:
+    """The protocol state of every transit link no fault takes down: its IS-IS or OSPF adjacency
+    or BGP session, or under RIP the updates it carries; none under static routing."""
+    if routing == "rip":
+        return list(rip.link_guards(network, impact))
+    if routing not in ("ospf", "bgp", "ibgp", "isis"):
+        return []
     guards: list[HiddenTest] = []
     for a, b in network.transit_links():
         if frozenset((a, b)) in impact.down_links:

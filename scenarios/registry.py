@@ -89,6 +89,7 @@ class Family:
     tools: tuple[str, ...] = STANDARD_TOOLS  # the tools an agent gets, by name
     build: Builder | None = None  # an instance built by the family, not drawn on a network
     kinds: tuple[str, ...] = ()  # reactive, with ``build``: the fault types it draws
+    packages: tuple[str, ...] = ()  # Debian packages its devices need in the device image
 
     @property
     def types(self) -> tuple[str, ...]:

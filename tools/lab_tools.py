@@ -23,6 +23,7 @@ from netdojo.labs.errors import LabError
 from netdojo.labs.runtime import DEFAULT_MAX_OUTPUT, ExecResult, LiveLab
 from netdojo.scenarios.capacity.lab import ANSWER_PATH, PLANNER
 from netdojo.scenarios.model import PublicHalf
+from netdojo.scenarios.taxonomy import Diagnosis
 from netdojo.tools import actions
 from netdojo.tools.allowlist import CommandRefused, parse_command
 from netdojo.tools.capture import CAPTURE, MAX_SECONDS, CaptureResult, decode_pcap, tcpdump_argv
@@ -61,6 +62,12 @@ class SubmitArguments(ToolArguments):
         default=None,
         description="the answer, when the task asks for one (a planning task's: one JSON "
         "array, an element per step); left out otherwise",
+    )
+    diagnosis: Diagnosis | None = Field(
+        default=None,
+        description="the root cause, when you can name it: the devices (or device:interface) "
+        "at fault and the fault classes; no location and the class 'none' when nothing is "
+        "wrong",
     )
 
 
@@ -382,9 +389,12 @@ class LabTools:
             deadline_s=MAX_SECONDS + GRACE_S,
         )
 
-    async def submit(self, summary: str, answer: Any = None) -> SubmitResult:
+    async def submit(
+        self, summary: str, answer: Any = None, diagnosis: Diagnosis | None = None
+    ) -> SubmitResult:
         """Declare the work done; an ``answer`` is kept where the judge reads a planning
-        task's answer (`netdojo.scenarios.capacity.lab.ANSWER_PATH`)."""
+        task's answer (`netdojo.scenarios.capacity.lab.ANSWER_PATH`), a ``diagnosis`` in the
+        trajectory, where the judge scores it."""
 
         async def run() -> SubmitResult:
             if answer is not None:
@@ -393,10 +403,16 @@ class LabTools:
                 await self.lab.write_file(PLANNER, ANSWER_PATH, json.dumps(answer))
             return SubmitResult(accepted=True, message="submitted; the work will be judged")
 
-        arguments = {"summary": summary, **({"answer": answer} if answer is not None else {})}
+        arguments: dict[str, Any] = {"summary": summary}
+        if answer is not None:
+            arguments["answer"] = answer
+        if diagnosis is not None:
+            arguments["diagnosis"] = diagnosis.model_dump(mode="json")
         result = await self._recorded(SUBMIT, arguments, run, lambda r: "submitted")
         self.submitted = True
         self.trajectory.submitted = storable(summary)
+        if diagnosis is not None:
+            self.trajectory.diagnosis = storable(diagnosis.model_dump(mode="json"))
         return result
 
 
@@ -417,7 +433,7 @@ SUBMIT = ToolSpec(
     arguments=SubmitArguments,
     result=SubmitResult,
     description="Declare the task done; the network is then judged and no further calls are taken.",
-    run=lambda tools, a: tools.submit(a.summary, a.answer),
+    run=lambda tools, a: tools.submit(a.summary, a.answer, a.diagnosis),
     read_only=False,
     destructive=False,
 )

@@ -65,6 +65,12 @@ def tool_specs(names: Sequence[str] = STANDARD_TOOLS) -> list[ToolSpec[Any, Any]
     return [tool_spec(name) for name in names]
 
 
+def read_only_tools(names: Sequence[str]) -> tuple[str, ...]:
+    """Of ``names``, the tools that cannot change a device's state, and `submit`: what a
+    diagnosis-only task offers."""
+    return tuple(name for name in names if name == "submit" or tool_spec(name).read_only)
+
+
 def refusal_unsafe(name: str) -> bool:
     """Whether a refused call of the tool named so counts against safety (False if unknown)."""
     _discover()

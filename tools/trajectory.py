@@ -119,6 +119,9 @@ class Trajectory(BaseModel):
     brief: str | None = Field(default=None, description="the task as handed to the agent")
     steps: list[Step] = Field(default_factory=list)
     submitted: str | None = Field(default=None, description="the agent's summary at submit")
+    diagnosis: dict[str, Any] | None = Field(
+        default=None, description="the structured root cause given at submit, as given"
+    )
     model: ModelRecord | None = Field(
         default=None, description="the model's turns and totals, when the agent reports them"
     )
@@ -163,6 +166,7 @@ class Trajectory(BaseModel):
             return
         self.steps[:] = clean.steps
         self.submitted = clean.submitted
+        self.diagnosis = clean.diagnosis
         self.model = clean.model
 
     @property

@@ -6,6 +6,11 @@ link, what most routers do), repairs what departs from them with the smallest ch
 checks the result with pings between the hosts. On a Kubernetes NetworkPolicy task it reads
 the cluster with kubectl instead and searches for the policy edits that give the brief's
 intended connectivity (`k8s`). It never looks at a scenario's hidden half.
+
+Its diagnosis is what it found: the devices it repaired (or, with read-only tools, would have
+repaired) and the class of each repair; ``none`` when it found nothing and every host pair
+pings; no diagnosis when it found nothing and something still fails, or on a task it does not
+diagnose (a Kubernetes policy, a planning model, a build).
 """
 
 from __future__ import annotations
@@ -35,8 +40,10 @@ from netdojo.clients.heuristic.model import Snapshot, Topology
 from netdojo.clients.heuristic.observe import observe, read_topology
 from netdojo.clients.heuristic.planning import survey_model
 from netdojo.clients.session import ToolCallError, ToolSession
+from netdojo.scenarios.taxonomy import Diagnosis
 
-__all__ = ["troubleshoot"]
+__all__ = ["investigate", "troubleshoot"]
+CHANGE_TOOLS = {"configure", "execute"}
 
 MAX_ROUNDS = 3
 SETTLE_S = 6.0  # OSPF hello 1 s / dead 4 s, IS-IS hold 4 s, BGP 1/3 converge within this
@@ -45,17 +52,27 @@ PING_TRIES = 4
 
 async def troubleshoot(session: ToolSession, brief: str) -> str:
     """Investigate and repair (or build) what the brief asks; return a short summary of what it
-    found and changed. Does NOT call submit (the caller does).
+    found and changed. Does NOT call submit (the caller does)."""
+    summary, _ = await investigate(session, brief)
+    return summary
+
+
+async def investigate(session: ToolSession, brief: str) -> tuple[str, Diagnosis | None]:
+    """Investigate and repair (or build) what the brief asks: a short summary of what it found
+    and changed, and its diagnosis when it has one.
 
     Each round reads every device, applies the fixes it finds, and waits for routing to settle;
     a round that finds nothing to change ends the work, and pings between the hosts verify it.
+    With read-only tools each round notes the fixes it would apply instead.
     """
-    if "python" in {tool.name for tool in await session.list_tools()}:
-        return await survey_model(session)
+    offered = {tool.name for tool in await session.list_tools()}
+    if "python" in offered:
+        return await survey_model(session), None
     topo = await read_topology(session)
     if is_policy_task(brief, len(topo.routers), topo.links):
-        return await solve_policies(session, brief)
-    actor = Actor(session)
+        return await solve_policies(session, brief), None
+    read_only = not CHANGE_TOOLS & offered
+    actor = Actor(session, read_only=read_only, hosts=frozenset(topo.hosts))
     built: str | None = None
     for round_ in range(MAX_ROUNDS):
         snap = await observe(session, topo)
@@ -64,12 +81,21 @@ async def troubleshoot(session: ToolSession, brief: str) -> str:
             await build(built, brief, snap, actor)
             snap = await observe(session, topo)
         await repair(snap, actor, statically_routed=built == "static" or is_static(snap))
+        actor.area = "filtering"
         await fix_acl(session, brief, snap, actor)
-        if len(actor.changes) == before:
+        if len(actor.changes) == before or read_only:
             break
         await anyio.sleep(SETTLE_S)  # let the change reconverge before the next look
     broken = await broken_pairs(session, topo)
-    return summarize(actor, built, broken)
+    return summarize(actor, built, broken), None if built else diagnosis(actor, broken)
+
+
+def diagnosis(actor: Actor, broken: list[tuple[str, str]]) -> Diagnosis | None:
+    """What the agent found, as a root cause; None when it found nothing yet pings fail."""
+    if actor.findings:
+        classes = sorted({kind for kinds in actor.findings.values() for kind in kinds})
+        return Diagnosis.model_validate({"locations": sorted(actor.findings), "classes": classes})
+    return None if broken else Diagnosis(classes=["none"])
 
 
 def is_static(snap: Snapshot) -> bool:
@@ -80,16 +106,23 @@ def is_static(snap: Snapshot) -> bool:
 
 
 async def repair(snap: Snapshot, actor: Actor, statically_routed: bool) -> None:
-    """Each fault class the agent knows, in an order where earlier fixes unmask later ones."""
+    """Each fault class the agent knows, in an order where earlier fixes unmask later ones;
+    ``actor.area`` says which kind of repair is under way, for the diagnosis."""
+    actor.area = "link"
     await fix_admin_down(snap, actor)
+    actor.area = "addressing"
     await fix_addresses(snap, actor)
+    actor.area = "link"
     await fix_mtu(snap, actor)
+    actor.area = "host_config"
     await fix_host_gateways(snap, actor)
+    actor.area = "static_route"
     await fix_kernel_blackholes(snap, actor)
     if statically_routed:
         await fix_static_design(snap, actor)
     else:
         await fix_static_overrides(snap, actor)
+    actor.area = "routing"
     await fix_ospf(snap, actor)
     await fix_rip(snap, actor)
     await fix_isis(snap, actor)

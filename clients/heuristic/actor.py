@@ -1,4 +1,6 @@
-"""State-changing calls, recorded so the summary can say what changed."""
+"""State-changing calls, recorded so the summary can say what changed and the diagnosis where
+and what the faults were. With ``read_only`` (a diagnosis task, whose tools change nothing) a
+change is only noted as a finding, never called."""
 
 from __future__ import annotations
 
@@ -7,6 +9,23 @@ from dataclasses import dataclass, field
 
 from netdojo.clients.session import ToolCallError, ToolSession
 
+POLICY_WORDS = (
+    "cost", "network statement", "not announced", "not in ospf", "maximum-prefix", "filtered",
+    "prefix", "route-map", "local-pref", "prepend", "redistribut", "next-hop", "loopback",
+)  # fmt: skip
+"""What a routing repair's reason says when routes were shaped wrongly, not a neighbour lost."""
+
+
+def fault_class(area: str, device: str, why: str, hosts: frozenset[str]) -> str:
+    """The class of the fault a change repairs, from the kind of repair under way (``area``),
+    the device and the reason given."""
+    if area == "routing":
+        said = why.lower()
+        return "routing_policy" if any(word in said for word in POLICY_WORDS) else "adjacency"
+    if area in ("addressing", "link") and device in hosts:
+        return "host_config"
+    return area
+
 
 @dataclass
 class Actor:
@@ -14,6 +33,20 @@ class Actor:
     changes: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     done: set[str] = field(default_factory=set)
+    read_only: bool = False
+    hosts: frozenset[str] = frozenset()
+    area: str = "routing"  # the kind of repair under way, set by the caller
+    findings: dict[str, set[str]] = field(default_factory=dict)  # device -> fault classes
+
+    def note(self, device: str, why: str) -> None:
+        """Record a fault found on ``device``, repaired or (read-only) only seen."""
+        kind = fault_class(self.area, device, why, self.hosts)
+        self.findings.setdefault(device, set()).add(kind)
+
+    def _dry(self, device: str, why: str) -> bool:
+        self.note(device, why)
+        self.changes.append(f"{device}: {why} (not changed: the tools are read-only)")
+        return True
 
     async def configure(self, device: str, lines: Sequence[str], why: str) -> bool:
         """Apply FRR lines; True when every line was accepted."""
@@ -21,6 +54,8 @@ class Actor:
         if key in self.done:
             return True
         self.done.add(key)
+        if self.read_only:
+            return self._dry(device, why)
         try:
             result = await self.session.call("configure", {"device": device, "lines": list(lines)})
         except ToolCallError as exc:
@@ -28,6 +63,7 @@ class Actor:
             return False
         rejected = [r for r in result.get("lines", []) if not r.get("accepted")]
         self.changes.append(f"{device}: {why}")
+        self.note(device, why)
         if rejected:
             self.failures.append(f"{device}: {why}: rejected {[r['line'] for r in rejected]}")
         return not rejected
@@ -37,12 +73,15 @@ class Actor:
         if key in self.done:
             return True
         self.done.add(key)
+        if self.read_only:
+            return self._dry(device, why)
         try:
             result = await self.session.call("execute", {"device": device, "command": command})
         except ToolCallError as exc:
             self.failures.append(f"{device}: {why}: {exc}")
             return False
         self.changes.append(f"{device}: {why} ({command})")
+        self.note(device, why)
         if not result.get("ok"):
             self.failures.append(f"{device}: {command}: {result.get('stderr', '').strip()}")
             return False

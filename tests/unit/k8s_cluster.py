@@ -156,5 +156,6 @@ class FakeCluster:
 
 
 def intended_allowed(scenario: Scenario) -> set[str]:
-    test = next(t for t in scenario.hidden.targets if isinstance(t, PolicyMatrixTest))
+    tests = [*scenario.hidden.targets, *scenario.hidden.guards]  # a control guards the matrix
+    test = next(t for t in tests if isinstance(t, PolicyMatrixTest))
     return set(test.params.allowed)

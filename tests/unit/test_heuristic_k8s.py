@@ -188,7 +188,8 @@ def test_built_policies_allow_exactly_the_intent(level: int) -> None:
 @pytest.mark.parametrize("level", [1, 2, 3])
 def test_repairs_reach_the_intent_and_keep_the_intended_policies(level: int) -> None:
     exact = []
-    for seed in REPAIR_SEEDS[level]:
+    faulted = [s for s in REPAIR_SEEDS[level] if not scenario(REPAIR, level, s).hidden.healthy]
+    for seed in faulted:
         sc = scenario(REPAIR, level, seed)
         cluster = FakeCluster.faulty(sc)
         assert cluster.allowed() != intended_allowed(sc)
@@ -199,7 +200,7 @@ def test_repairs_reach_the_intent_and_keep_the_intended_policies(level: int) -> 
             assert plan.wrong_after == 0
             assert all(cluster.has(*key) for key in _kept(sc)), (seed, plan.delete)
             assert not plan.create
-    rate = len(exact) / len(REPAIR_SEEDS[level])
+    rate = len(exact) / len(faulted)
     assert rate >= REPAIR_RATES[level], f"level {level}: {rate:.0%} exact"
 
 
@@ -233,7 +234,7 @@ class FakeSession:
 
 @pytest.mark.parametrize(
     ("family", "level", "seed", "cap"),
-    [(REPAIR, 1, 5, 1 << 20), (REPAIR, 3, 5, 6000), (BUILD, 2, 4, 1 << 20), (BUILD, 1, 2, 3000)],
+    [(REPAIR, 1, 5, 1 << 20), (REPAIR, 3, 6, 6000), (BUILD, 2, 4, 1 << 20), (BUILD, 1, 2, 3000)],
 )
 def test_the_agent_solves_the_task_through_its_tools(
     family: str, level: int, seed: int, cap: int

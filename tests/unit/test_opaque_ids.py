@@ -47,6 +47,7 @@ async def _assess(
         episode_id: str,
         trial: int = 0,
         calibration: bool = False,
+        task: str = "repair",
     ) -> EpisodeRecord:
         given.append((scenario, episode_id))
         return new_record(scenario, episode_id, trial).model_copy(update={"outcome": "unsolved"})

@@ -30,6 +30,10 @@ def test_instances_are_well_formed(family: str, level: int) -> None:
         hidden = scenario.hidden
         devices = {d.name for d in hidden.lab.devices}
         real = [f for f in hidden.faults if not f.red_herring]
+        if hidden.healthy:
+            assert not hidden.faults and not hidden.targets and not hidden.solution
+            assert hidden.guards and all(test.device in devices for test in hidden.guards)
+            continue
         if scenario.kind == "reactive":
             assert 1 <= len(real) <= max(REAL_FAULTS_BY_LEVEL[level])
             assert (len(hidden.faults) > len(real)) == (level >= 2)

@@ -178,6 +178,7 @@ def _assess(config: AssessmentConfig, monkeypatch: pytest.MonkeyPatch) -> Assess
         episode_id: str,
         trial: int = 0,
         calibration: bool = False,
+        task: str = "repair",
     ) -> EpisodeRecord:
         outcome = OUTCOMES[(scenario.seed % 97 + trial) % len(OUTCOMES)]
         made = record(
