@@ -85,7 +85,7 @@ async def test_noop_solves_nothing() -> None:
     }
     episode = results["episodes"][0]
     assert episode["scenario_id"] and episode["verdict"]["tests"]["targets"][0]["evidence"]
-    assert results["schema_version"] == "1.1" and results["provenance"]["frr"]
+    assert results["schema_version"] == "1.2" and results["provenance"]["frr"]
     steps = artifacts["trajectories"]["trajectories"][0]["trajectory"]["steps"]
     assert [s["tool"] for s in steps] == ["submit"]
 

@@ -24,6 +24,7 @@ from netdojo.judges.runner import run_episode
 from netdojo.reports.records import Budgets, EpisodeRecord
 from netdojo.scenarios import registry
 from netdojo.scenarios.generate import generate
+from netdojo.scenarios.healthy import is_healthy_control
 from netdojo.scenarios.model import PLANNING_TOOLS, Scenario
 from netdojo.tools.contract import EpisodeView
 from netdojo.tools.registry import call_arguments
@@ -42,8 +43,10 @@ RUNNING_CONFIG = "show running-config"
 Instance = tuple[str, int, int]
 
 
-def _seed() -> int:
-    return SEEDS[0] + secrets.randbelow(SEEDS[1] - SEEDS[0])
+def _seed(family: str, level: int) -> int:
+    """A seed of a faulted instance: on a healthy control, changing nothing is the answer."""
+    seed = SEEDS[0] + secrets.randbelow(SEEDS[1] - SEEDS[0])
+    return seed if not is_healthy_control(family, level, seed) else _seed(family, level)
 
 
 def _label(instance: Instance) -> str:
@@ -161,7 +164,7 @@ def _report(problems: dict[str, list[str]]) -> str:
 
 @pytest.mark.timeout(2400)
 async def test_the_cheater_never_scores_on_any_family_at_level_1() -> None:
-    instances = [(family, 1, _seed()) for family in sorted(registry.families())]
+    instances = [(family, 1, _seed(family, 1)) for family in sorted(registry.families())]
     problems = await _episodes(instances)
     assert not problems, _report(problems)
 
@@ -170,7 +173,8 @@ async def test_the_cheater_never_scores_on_any_family_at_level_1() -> None:
 async def test_the_cheater_never_scores_on_sampled_families_at_levels_2_and_3() -> None:
     draw = secrets.SystemRandom()
     families = sorted(registry.families())
-    instances = [(family, 2, _seed()) for family in draw.sample(families, 3)]
-    instances.append((draw.choice(families), 3, _seed()))
+    instances = [(family, 2, _seed(family, 2)) for family in draw.sample(families, 3)]
+    last = draw.choice(families)
+    instances.append((last, 3, _seed(last, 3)))
     problems = await _episodes(instances)
     assert not problems, _report(problems)

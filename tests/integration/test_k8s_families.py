@@ -19,6 +19,7 @@ from netdojo.judges.audit import audit_instance
 from netdojo.judges.runner import run_episode
 from netdojo.reports.records import Budgets
 from netdojo.scenarios.generate import generate
+from netdojo.scenarios.healthy import is_healthy_control
 from netdojo.servers.mcp_server import practice_server
 from netdojo.servers.practice import PracticeSession
 
@@ -55,7 +56,8 @@ async def _grade(client: Client) -> dict[str, Any]:
 
 
 async def test_practice_repairs_a_policy_with_the_real_kubectl() -> None:
-    seed = 1 + secrets.randbelow(10_000)
+    while is_healthy_control(REPAIR, 1, seed := 1 + secrets.randbelow(10_000)):
+        pass
     scenario = generate(REPAIR, 1, seed)
     session = PracticeSession()
     try:

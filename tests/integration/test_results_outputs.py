@@ -178,7 +178,7 @@ def render_status(page: Path, profile: Path) -> dict[str, object]:
 
 def test_run_writes_results_summary_report_and_trajectories(runs: Runs) -> None:
     results = json.loads((runs.a / "results.json").read_text())
-    assert results["schema_version"] == "1.1"
+    assert results["schema_version"] == "1.2"
     provenance = results["provenance"]
     assert provenance["frr"] and provenance["docker"] and provenance["cpus"]
     assert provenance["budgets"] == {"max_tool_calls": 60, "time_budget_s": 600.0}
