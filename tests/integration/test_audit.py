@@ -52,9 +52,14 @@ def test_audit_samples_every_family_and_level() -> None:
     assert len(records) == expected
     reactive = ["deploy", "baseline", "inject", "fault_active", "solve", "fixed", "integrity"]
     constructive = ["deploy", "baseline", "unsolved", "solve", "fixed", "integrity"]
+    healthy = ["deploy", "baseline", "solve", "fixed", "integrity"]  # nothing to inject
     for record in records:
-        kind = registry.family(record["family"]).kind
-        expected = constructive if kind == "constructive" else reactive
+        if record["healthy"]:
+            expected = healthy
+        elif registry.family(record["family"]).kind == "constructive":
+            expected = constructive
+        else:
+            expected = reactive
         assert list(record["stages"]) == expected
 
 
