@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 NETDOJO = str(Path(sys.executable).parent / "netdojo")
-REQUIREMENTS = {"engine", "image", "plugin", "settings", "br_netfilter", "veth"}
+REQUIREMENTS = {"engine", "image", "plugin", "settings", "br_netfilter", "veth", "device packages"}
 OPTIONAL = {"kube-apiserver", "kubectl", "etcd"}  # built by `netdojo setup --kubernetes`
 
 
