@@ -42,7 +42,9 @@ from netdojo.tools.contract import EpisodeView
 NETDOJO = str(Path(sys.executable).parent / "netdojo")
 SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schemas"
 CONFIG = ["--families", "static-routing,host-config", "--levels", "1", "--episodes", "2",
-          "--concurrency", "2", "--seed", "0"]  # fmt: skip
+          "--concurrency", "2", "--seed", "1"]  # fmt: skip
+"""Seed 1 draws no healthy control: noop would solve one, and the two runs are compared as
+repairs."""
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu",
                   "--disable-background-networking", "--disable-component-update"]  # fmt: skip
 
