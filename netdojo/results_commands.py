@@ -120,8 +120,9 @@ def leaderboard(
         box=box.SIMPLE_HEAD,
         padding=(0, 0),
     )
-    for name in LEADERBOARD_COLUMNS:
-        table.add_column(name, no_wrap=True)
+    widest = max((len(e.agent) for e in board.entries), default=0)
+    for name in LEADERBOARD_COLUMNS:  # on a narrow terminal the figures shrink, never the names
+        table.add_column(name, no_wrap=True, min_width=widest if name == "agent" else None)
     for e in board.entries:
         table.add_row(
             str(e.rank), e.agent, _cell(e.score), f"{100 * e.correct.value:.0f}",

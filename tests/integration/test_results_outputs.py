@@ -184,7 +184,7 @@ def test_run_writes_results_summary_report_and_trajectories(runs: Runs) -> None:
     provenance = results["provenance"]
     assert provenance["frr"] and provenance["docker"] and provenance["cpus"]
     assert provenance["budgets"] == {"max_tool_calls": 60, "time_budget_s": 600.0}
-    assert len(provenance["instances"]) == 2 and provenance["assessment_seed"] == 0
+    assert len(provenance["instances"]) == 2 and provenance["assessment_seed"] == 1
     assert set(results["summary"]["breakdown"]) == {"family", "level", "kind"}
     outcomes = [e["outcome"] for e in results["episodes"]]
     assert len(outcomes) == 2 and results["summary"]["outcomes"] == dict(Counter(outcomes))
