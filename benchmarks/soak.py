@@ -57,6 +57,7 @@ class SoakReport(BaseModel):
     agent: str
     wall_s: float
     outcomes: dict[str, int]
+    healthy_controls: int
     before: Footprint
     after: Footprint
     samples: list[Sample]
@@ -150,6 +151,7 @@ async def soak(
         agent=agent,
         wall_s=round(wall, 1),
         outcomes=dict(outcomes),
+        healthy_controls=sum(bool(e.get("healthy")) for e in artifacts["results"]["episodes"]),
         before=before,
         after=after,
         samples=samples,
@@ -182,7 +184,7 @@ def report(result: SoakReport, every: int) -> None:
     console.print(
         f"{result.episodes} episodes of {result.family} with {result.agent} in "
         f"{result.wall_s:.0f}s ({result.wall_s / max(1, result.episodes):.1f}s each); "
-        f"outcomes {result.outcomes}; at most {result.most_labs_at_once} lab(s) at once"
+        f"outcomes {result.outcomes} ({result.healthy_controls} healthy controls); at most {result.most_labs_at_once} lab(s) at once"
     )
     console.print(
         f"RSS: first quarter {result.rss_first_quarter_mib} MiB, last quarter "
