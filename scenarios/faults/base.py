@@ -6,7 +6,7 @@ from __future__ import annotations
 import ipaddress
 import itertools
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -28,7 +28,7 @@ from netdojo.scenarios.hidden_tests import (
     RouteTest,
 )
 from netdojo.scenarios.isis import isis_adjacency_test
-from netdojo.scenarios.model import Fault
+from netdojo.scenarios.model import Fault, configure
 from netdojo.scenarios.network import Iface, Network, Routing, ospf_link, static_routes
 from netdojo.scenarios.rip import heard_test
 from netdojo.scenarios.symptoms import Observation
@@ -69,6 +69,9 @@ class FaultPlan:
     impact: Impact
     healthy: Sequence[HiddenTest]  # functional checks that hold once the fault is repaired
     flows: frozenset[Observation] = frozenset()  # policy flows it breaks (forwarding aside)
+
+
+Injector = Callable[[FaultContext, str], FaultPlan | None]  # (context, the type's id)
 
 
 def router_id(network: Network, router: str) -> str:
@@ -166,6 +169,70 @@ def transit_end(ctx: FaultContext) -> tuple[str, str, Iface] | None:
         if ctx.take(f"link:{a}:{b}", f"link:{b}:{a}", f"if:{a}:{iface.name}"):
             return a, b, iface
     return None
+
+
+End = tuple[str, str, Iface, dict[str, str]]
+"""One end of a transit link to fault: (router, peer, router's interface, the values its config
+lines are filled in with)."""
+
+
+def any_end(ctx: FaultContext) -> End | None:
+    """A transit link end not yet faulted; its lines get ``{iface}`` and ``{subnet}``."""
+    if not (picked := transit_end(ctx)):
+        return None
+    a, b, iface = picked
+    return a, b, iface, {"iface": iface.name, "subnet": subnet_of(iface)}
+
+
+def authenticated_end(
+    keys: Callable[[Network], Mapping[str, str]],
+) -> Callable[[FaultContext], End | None]:
+    """A picker of one end of an authenticated link not yet faulted, trying the links in name
+    order; ``keys`` gives those links and their keys. Its lines get ``{iface}`` and ``{key}``."""
+
+    def pick(ctx: FaultContext) -> End | None:
+        for link, key in sorted(keys(ctx.network).items()):
+            ends = next(e for name, e in ctx.network.links if name == link)
+            (a, _), (b, _) = ctx.rng.sample(ends, 2)
+            iface = ctx.network.node(a).iface_to(b)
+            if ctx.take(f"link:{a}:{b}", f"link:{b}:{a}", f"if:{a}:{iface.name}"):
+                return a, b, iface, {"iface": iface.name, "key": key}
+        return None
+
+    return pick
+
+
+def end_fault(
+    pick: Callable[[FaultContext], End | None],
+    head: str,
+    inject: Sequence[str],
+    fix: Sequence[str],
+    present: Callable[[Network, str, str, str], list[HiddenTest]],
+) -> Injector:
+    """An injector for a fault on one end of a transit link that takes the link down, written
+    as config lines under ``head``, all filled in with the picked end's values. ``present``
+    gives the tests that show the fault: (network, router, peer, tag)."""
+
+    def injector(ctx: FaultContext, tag: str) -> FaultPlan | None:
+        if not (picked := pick(ctx)):
+            return None
+        a, b, iface, values = picked
+        under = head.format(**values)
+        impact, healthy = link_down(ctx, a, b, tag)
+        return FaultPlan(
+            Fault(
+                type=tag,
+                device=a,
+                params={"interface": iface.name, "peer": b},
+                inject=[configure(a, under, *(line.format(**values) for line in inject))],
+                fix=[configure(a, under, *(line.format(**values) for line in fix))],
+                present=present(ctx.network, a, b, tag),
+            ),
+            impact,
+            healthy,
+        )
+
+    return injector
 
 
 def lan_port(ctx: FaultContext) -> tuple[str, str, Iface] | None:

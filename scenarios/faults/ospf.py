@@ -9,8 +9,10 @@ from netdojo.scenarios.faults.base import (
     FaultPlan,
     absent_line_test,
     adjacency_test,
+    any_end,
+    authenticated_end,
+    end_fault,
     lan_port,
-    link_down,
     mistyped,
     route_test,
     router_id,
@@ -19,60 +21,59 @@ from netdojo.scenarios.faults.base import (
     transit_end,
 )
 from netdojo.scenarios.forwarding import Impact
+from netdojo.scenarios.hidden_tests import HiddenTest
 from netdojo.scenarios.model import Fault, configure
-from netdojo.scenarios.network import Iface
-from netdojo.scenarios.registry import Injector, fault
+from netdojo.scenarios.network import Network
+from netdojo.scenarios.registry import fault
 
 
-def _link_fault(inject: list[str], fix: list[str], under: str) -> Injector:
-    """An OSPF fault on one end of a transit link, written as config lines.
+def _lost(network: Network, a: str, b: str, tag: str) -> list[HiddenTest]:
+    return [adjacency_test(network, a, b, False, tag)]
 
-    ``under`` is ``interface`` or ``router``; ``{iface}`` and ``{subnet}`` are filled in.
-    """
 
-    def injector(ctx: FaultContext, tag: str) -> FaultPlan | None:
-        picked = transit_end(ctx)
-        if picked is None:
-            return None
-        a, b, iface = picked
-        head = f"interface {iface.name}" if under == "interface" else "router ospf"
-        values = {"iface": iface.name, "subnet": subnet_of(iface)}
-        impact, healthy = link_down(ctx, a, b, tag)
-        present = [adjacency_test(ctx.network, a, b, False, tag)]
-        return FaultPlan(
-            Fault(
-                type=tag,
-                device=a,
-                params={"interface": iface.name, "peer": b},
-                inject=[configure(a, head, *(line.format(**values) for line in inject))],
-                fix=[configure(a, head, *(line.format(**values) for line in fix))],
-                present=present,
-            ),
-            impact,
-            healthy,
-        )
-
-    return injector
+_md5_end = authenticated_end(lambda network: network.ospf_md5)
 
 
 area_mismatch = fault("ospf.area_mismatch", routing={"ospf"})(
-    _link_fault(
+    end_fault(
+        any_end,
+        "router ospf",
         ["no network {subnet} area 0", "network {subnet} area 0.0.0.1"],
         ["no network {subnet} area 0.0.0.1", "network {subnet} area 0"],
-        "router",
+        _lost,
     )
 )
 hello_mismatch = fault("ospf.hello_mismatch", routing={"ospf"})(
-    _link_fault(["ip ospf hello-interval 3"], ["ip ospf hello-interval 1"], "interface")
+    end_fault(
+        any_end,
+        "interface {iface}",
+        ["ip ospf hello-interval 3"],
+        ["ip ospf hello-interval 1"],
+        _lost,
+    )
 )
 dead_mismatch = fault("ospf.dead_mismatch", routing={"ospf"})(
-    _link_fault(["ip ospf dead-interval 9"], ["ip ospf dead-interval 4"], "interface")
+    end_fault(
+        any_end,
+        "interface {iface}",
+        ["ip ospf dead-interval 9"],
+        ["ip ospf dead-interval 4"],
+        _lost,
+    )
 )
 passive_transit = fault("ospf.passive_transit", routing={"ospf"})(
-    _link_fault(["passive-interface {iface}"], ["no passive-interface {iface}"], "router")
+    end_fault(
+        any_end,
+        "router ospf",
+        ["passive-interface {iface}"],
+        ["no passive-interface {iface}"],
+        _lost,
+    )
 )
 missing_network_transit = fault("ospf.missing_network_transit", routing={"ospf"})(
-    _link_fault(["no network {subnet} area 0"], ["network {subnet} area 0"], "router")
+    end_fault(
+        any_end, "router ospf", ["no network {subnet} area 0"], ["network {subnet} area 0"], _lost
+    )
 )
 
 
@@ -99,50 +100,22 @@ def network_type_mismatch(ctx: FaultContext, tag: str) -> FaultPlan | None:
     )
 
 
-def _md5_end(ctx: FaultContext) -> tuple[str, str, Iface, str] | None:
-    """One end of the OSPF link that authenticates with MD5: (router, peer, interface, key)."""
-    for link, key in sorted(ctx.network.ospf_md5.items()):
-        ends = next(e for name, e in ctx.network.links if name == link)
-        (a, _), (b, _) = ctx.rng.sample(ends, 2)
-        iface = ctx.network.node(a).iface_to(b)
-        if ctx.take(f"link:{a}:{b}", f"link:{b}:{a}", f"if:{a}:{iface.name}"):
-            return a, b, iface, key
-    return None
-
-
-def _md5_fault(inject: list[str], fix: list[str]) -> Injector:
-    def injector(ctx: FaultContext, tag: str) -> FaultPlan | None:
-        picked = _md5_end(ctx)
-        if picked is None:
-            return None
-        a, b, iface, key = picked
-        head = f"interface {iface.name}"
-        impact, healthy = link_down(ctx, a, b, tag)
-        return FaultPlan(
-            Fault(
-                type=tag,
-                device=a,
-                params={"interface": iface.name, "peer": b},
-                inject=[configure(a, head, *(line.format(key=key) for line in inject))],
-                fix=[configure(a, head, *(line.format(key=key) for line in fix))],
-                present=[adjacency_test(ctx.network, a, b, False, tag)],
-            ),
-            impact,
-            healthy,
-        )
-
-    return injector
-
-
 auth_key_mismatch = fault("ospf.auth_key_mismatch", routing={"ospf"})(
-    _md5_fault(
+    end_fault(
+        _md5_end,
+        "interface {iface}",
         ["no ip ospf message-digest-key 1", "ip ospf message-digest-key 1 md5 {key}x"],
         ["no ip ospf message-digest-key 1", "ip ospf message-digest-key 1 md5 {key}"],
+        _lost,
     )
 )
 auth_one_side = fault("ospf.auth_one_side", routing={"ospf"})(
-    _md5_fault(
-        ["no ip ospf authentication message-digest"], ["ip ospf authentication message-digest"]
+    end_fault(
+        _md5_end,
+        "interface {iface}",
+        ["no ip ospf authentication message-digest"],
+        ["ip ospf authentication message-digest"],
+        _lost,
     )
 )
 

@@ -12,63 +12,43 @@ from netdojo.scenarios.faults.base import (
     FaultContext,
     FaultPlan,
     absent_line_test,
+    any_end,
+    authenticated_end,
+    end_fault,
     hosts_in,
     lan_port,
-    link_down,
     mistyped,
     route_test,
     subnet_of,
     transit_end,
 )
 from netdojo.scenarios.forwarding import Impact
+from netdojo.scenarios.hidden_tests import HiddenTest
 from netdojo.scenarios.model import Fault, configure
-from netdojo.scenarios.network import Iface
-from netdojo.scenarios.registry import Injector, fault
+from netdojo.scenarios.network import Network
+from netdojo.scenarios.registry import fault
 from netdojo.scenarios.rip import REACH, heard_test
 
 LIST_NAMES = ("RIP-IN", "LAN-FILTER", "BLOCK", "RIP-POLICY", "TRIM")
 OFFSET_NAMES = ("RIP-OFFSET", "PREFER", "METRIC-ADJ", "BACKUP")
 
 
-def _link_fault(inject: list[str], fix: list[str], under: str) -> Injector:
-    """A fault on one end of a transit link that stops RIP updates both ways, written as
-    config lines; ``under`` is ``interface`` or ``router``; ``{subnet}`` is filled in."""
-
-    def injector(ctx: FaultContext, tag: str) -> FaultPlan | None:
-        if not (picked := transit_end(ctx)):
-            return None
-        a, b, iface = picked
-        head = f"interface {iface.name}" if under == "interface" else "router rip"
-        subnet = subnet_of(iface)
-        impact, healthy = link_down(ctx, a, b, tag)
-        return FaultPlan(
-            Fault(
-                type=tag,
-                device=a,
-                params={"interface": iface.name, "peer": b},
-                inject=[configure(a, head, *(line.format(subnet=subnet) for line in inject))],
-                fix=[configure(a, head, *(line.format(subnet=subnet) for line in fix))],
-                present=[
-                    heard_test(ctx.network, a, b, False, tag),
-                    heard_test(ctx.network, b, a, False, tag),
-                ],
-            ),
-            impact,
-            healthy,
-        )
-
-    return injector
+def _unheard(network: Network, a: str, b: str, tag: str) -> list[HiddenTest]:
+    """Updates stop both ways over the link."""
+    return [heard_test(network, a, b, False, tag), heard_test(network, b, a, False, tag)]
 
 
 version_mismatch = fault("rip.version_mismatch", routing={"rip"})(
-    _link_fault(
+    end_fault(
+        any_end,
+        "interface {iface}",
         ["ip rip send version 1", "ip rip receive version 1"],
         ["no ip rip send version", "no ip rip receive version"],
-        "interface",
+        _unheard,
     )
 )
 missing_network_transit = fault("rip.missing_network_transit", routing={"rip"})(
-    _link_fault(["no network {subnet}"], ["network {subnet}"], "router")
+    end_fault(any_end, "router rip", ["no network {subnet}"], ["network {subnet}"], _unheard)
 )
 
 
@@ -93,51 +73,26 @@ def passive_transit(ctx: FaultContext, tag: str) -> FaultPlan | None:
     )
 
 
-def _auth_end(ctx: FaultContext) -> tuple[str, str, Iface, str] | None:
-    """One end of the link RIP authenticates: (router, peer, interface, key)."""
-    for link, key in sorted(ctx.network.rip_auth.items()):
-        ends = next(e for name, e in ctx.network.links if name == link)
-        (a, _), (b, _) = ctx.rng.sample(ends, 2)
-        iface = ctx.network.node(a).iface_to(b)
-        if ctx.take(f"link:{a}:{b}", f"link:{b}:{a}", f"if:{a}:{iface.name}"):
-            return a, b, iface, key
-    return None
-
-
-def _auth_fault(inject: list[str], fix: list[str]) -> Injector:
-    def injector(ctx: FaultContext, tag: str) -> FaultPlan | None:
-        if not (picked := _auth_end(ctx)):
-            return None
-        a, b, iface, key = picked
-        head = f"interface {iface.name}"
-        impact, healthy = link_down(ctx, a, b, tag)
-        return FaultPlan(
-            Fault(
-                type=tag,
-                device=a,
-                params={"interface": iface.name, "peer": b},
-                inject=[configure(a, head, *(line.format(key=key) for line in inject))],
-                fix=[configure(a, head, *(line.format(key=key) for line in fix))],
-                present=[
-                    heard_test(ctx.network, a, b, False, tag),
-                    heard_test(ctx.network, b, a, False, tag),
-                ],
-            ),
-            impact,
-            healthy,
-        )
-
-    return injector
+_auth_end = authenticated_end(lambda network: network.rip_auth)
 
 
 auth_key_mismatch = fault("rip.auth_key_mismatch", routing={"rip"})(
-    _auth_fault(
+    end_fault(
+        _auth_end,
+        "interface {iface}",
         ["ip rip authentication string {key}x"],
         ["ip rip authentication string {key}"],
+        _unheard,
     )
 )
 auth_one_side = fault("rip.auth_one_side", routing={"rip"})(
-    _auth_fault(["no ip rip authentication mode"], ["ip rip authentication mode md5"])
+    end_fault(
+        _auth_end,
+        "interface {iface}",
+        ["no ip rip authentication mode"],
+        ["ip rip authentication mode md5"],
+        _unheard,
+    )
 )
 
 
