@@ -6,7 +6,7 @@ from __future__ import annotations
 import ipaddress
 import itertools
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -274,10 +274,33 @@ def link_down(ctx: FaultContext, a: str, b: str, tag: str) -> tuple[Impact, list
     return impact, [session_test(ctx.network, a, b, True, tag)]
 
 
-def steerable_port(ctx: FaultContext) -> tuple[str, str, Iface, str, str] | None:
-    """A port whose higher cost would push the traffic between two sites onto a longer path
-    that no other fault breaks: (router, peer, router's port, the far site's prefix, the
-    peer's address), the port and the detour taken."""
+@dataclass(frozen=True)
+class Detour:
+    """A link x-y on the only shortest path between two sites, and the way round it from x."""
+
+    target: str  # the host whose traffic is steered
+    path: list[str]  # the only shortest path, router by router
+    index: int  # where x stands on it; y follows
+    around: list[str]  # the shortest way from x to the target's router without x-y
+
+    @property
+    def x(self) -> str:
+        return self.path[self.index]
+
+    @property
+    def y(self) -> str:
+        return self.path[self.index + 1]
+
+    @property
+    def keys(self) -> list[str]:
+        """The links of the way round, both ways: another fault must not take them down."""
+        pairs = list(itertools.pairwise(self.around))
+        return [f"link:{u}:{v}" for u, v in pairs] + [f"link:{v}:{u}" for u, v in pairs]
+
+
+def detours(ctx: FaultContext) -> Iterator[Detour]:
+    """Links whose loss (or higher cost) would push the traffic between two sites onto a longer
+    path that avoids every link another fault touches, drawn one at a time."""
     graph = ctx.network.router_graph()
     # Links other faults touch may be down: the detour must not rely on them.
     graph.remove_edges_from([(a, b) for a, b in list(graph.edges) if f"link:{a}:{b}" in ctx.used])
@@ -292,20 +315,51 @@ def steerable_port(ctx: FaultContext) -> tuple[str, str, Iface, str, str] | None
             continue
         path = paths[0]
         index = ctx.rng.randrange(len(path) - 1)
-        x, y = path[index], path[index + 1]
         detour = graph.copy()
-        detour.remove_edge(x, y)
-        if not nx.has_path(detour, x, target):
+        detour.remove_edge(path[index], path[index + 1])
+        if not nx.has_path(detour, path[index], target):
             continue
+        yield Detour(b, path, index, nx.shortest_path(detour, path[index], target))
+
+
+def steerable_port(ctx: FaultContext) -> tuple[str, str, Iface, str, str] | None:
+    """A port whose higher cost would push the traffic between two sites onto a longer path
+    that no other fault breaks: (router, peer, router's port, the far site's prefix, the
+    peer's address), the port and the detour taken."""
+    for way in detours(ctx):
+        x, y = way.x, way.y
         iface = ctx.network.node(x).iface_to(y)
-        detour_path = nx.shortest_path(detour, x, target)
-        keys = [f"link:{u}:{v}" for u, v in itertools.pairwise(detour_path)]
-        keys += [f"link:{v}:{u}" for u, v in itertools.pairwise(detour_path)]
-        if not ctx.take(f"if:{x}:{iface.name}", f"link:{x}:{y}", f"link:{y}:{x}", *keys):
+        if not ctx.take(f"if:{x}:{iface.name}", f"link:{x}:{y}", f"link:{y}:{x}", *way.keys):
             continue
         via = ctx.network.node(y).iface_to(x).address.split("/")[0]
-        return x, y, iface, ctx.network.lans[b], via
+        return x, y, iface, ctx.network.lans[way.target], via
     return None
+
+
+def steering_fault(setting: str, value: int, inject: str, fix: str) -> Injector:
+    """An injector for a port cost raised to ``value`` (the interface line ``inject``, undone
+    by ``fix``) that pushes traffic between two sites onto a longer path; ``setting`` names
+    the value in the fault's params."""
+
+    def injector(ctx: FaultContext, tag: str) -> FaultPlan | None:
+        if not ctx.take(tag) or not (picked := steerable_port(ctx)):
+            return None
+        x, y, iface, prefix, via = picked
+        head = f"interface {iface.name}"
+        return FaultPlan(
+            Fault(
+                type=tag,
+                device=x,
+                params={"interface": iface.name, setting: value},
+                inject=[configure(x, head, inject)],
+                fix=[configure(x, head, fix)],
+                present=[route_test(tag, x, prefix, False, via=via)],
+            ),
+            Impact(costs={x: {y: value}}),
+            [route_test(tag, x, prefix, True, via=via)],
+        )
+
+    return injector
 
 
 def narrower(address: str, outside: str, rng: random.Random) -> str:

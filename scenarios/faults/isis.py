@@ -20,8 +20,7 @@ from netdojo.scenarios.faults.base import (
     authenticated_end,
     config_line_test,
     end_fault,
-    route_test,
-    steerable_port,
+    steering_fault,
 )
 from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.hidden_tests import HiddenTest
@@ -109,25 +108,10 @@ auth_mismatch = fault("isis.auth_mismatch", routing={"isis"})(
 )
 
 
-@fault("isis.metric_steering", routing={"isis"})
-def metric_steering(ctx: FaultContext, tag: str) -> FaultPlan | None:
-    """A raised IS-IS metric pushes traffic between two sites onto a longer path."""
-    if not ctx.take(tag) or not (picked := steerable_port(ctx)):
-        return None
-    x, y, iface, prefix, via = picked
-    head = f"interface {iface.name}"
-    return FaultPlan(
-        Fault(
-            type=tag,
-            device=x,
-            params={"interface": iface.name, "metric": STEERED_METRIC},
-            inject=[configure(x, head, f" isis metric {STEERED_METRIC}")],
-            fix=[configure(x, head, " no isis metric")],
-            present=[route_test(tag, x, prefix, False, via=via)],
-        ),
-        Impact(costs={x: {y: STEERED_METRIC}}),
-        [route_test(tag, x, prefix, True, via=via)],
-    )
+# A raised IS-IS metric pushes traffic between two sites onto a longer path.
+metric_steering = fault("isis.metric_steering", routing={"isis"})(
+    steering_fault("metric", STEERED_METRIC, f" isis metric {STEERED_METRIC}", " no isis metric")
+)
 
 
 @fault("isis.overload_bit", routing={"isis"})

@@ -16,7 +16,7 @@ from netdojo.scenarios.faults.base import (
     mistyped,
     route_test,
     router_id,
-    steerable_port,
+    steering_fault,
     subnet_of,
     transit_end,
 )
@@ -150,22 +150,7 @@ def missing_network_stub(ctx: FaultContext, tag: str) -> FaultPlan | None:
     )
 
 
-@fault("ospf.cost_steering", routing={"ospf"})
-def cost_steering(ctx: FaultContext, tag: str) -> FaultPlan | None:
-    """A raised OSPF cost pushes traffic between two sites onto a longer path."""
-    if not ctx.take(tag) or not (picked := steerable_port(ctx)):
-        return None
-    x, y, iface, prefix, via = picked
-    head = f"interface {iface.name}"
-    return FaultPlan(
-        Fault(
-            type=tag,
-            device=x,
-            params={"interface": iface.name, "cost": 500},
-            inject=[configure(x, head, "ip ospf cost 500")],
-            fix=[configure(x, head, "no ip ospf cost")],
-            present=[route_test(tag, x, prefix, False, via=via)],
-        ),
-        Impact(costs={x: {y: 500}}),
-        [route_test(tag, x, prefix, True, via=via)],
-    )
+# A raised OSPF cost pushes traffic between two sites onto a longer path.
+cost_steering = fault("ospf.cost_steering", routing={"ospf"})(
+    steering_fault("cost", 500, "ip ospf cost 500", "no ip ospf cost")
+)

@@ -4,8 +4,6 @@ steer it onto a longer path."""
 
 from __future__ import annotations
 
-import itertools
-
 import networkx as nx
 
 from netdojo.scenarios.faults.base import (
@@ -14,6 +12,7 @@ from netdojo.scenarios.faults.base import (
     absent_line_test,
     any_end,
     authenticated_end,
+    detours,
     end_fault,
     hosts_in,
     lan_port,
@@ -200,40 +199,20 @@ def offset_steering(ctx: FaultContext, tag: str) -> FaultPlan | None:
     so traffic between two sites takes a longer way round."""
     if not ctx.take(tag):
         return None
-    graph = ctx.network.router_graph()
-    # Links other faults touch may be down: the detour must not rely on them.
-    graph.remove_edges_from([(a, b) for a, b in list(graph.edges) if f"link:{a}:{b}" in ctx.used])
-    pairs = list(itertools.permutations(sorted(ctx.network.lans), 2))
-    ctx.rng.shuffle(pairs)
-    for a, b in pairs:
-        source, target = ctx.network.router_of(a), ctx.network.router_of(b)
-        if source == target or not nx.has_path(graph, source, target):
-            continue
-        paths = list(nx.all_shortest_paths(graph, source, target))
-        if len(paths) != 1:
-            continue
-        path = paths[0]
-        index = ctx.rng.randrange(len(path) - 1)
-        x, y = path[index], path[index + 1]
-        detour = graph.copy()
-        detour.remove_edge(x, y)
-        if not nx.has_path(detour, x, target):
-            continue
-        around = nx.shortest_path_length(detour, x, target)
+    for way in detours(ctx):
+        x, y, path, index = way.x, way.y, way.path, way.index
+        around = len(way.around) - 1
         if around + 1 > REACH:
             continue
         extra = around - (len(path) - index - 2) + ctx.rng.randint(0, 1)  # hops added
-        detour_path = nx.shortest_path(detour, x, target)
-        keys = [f"link:{u}:{v}" for u, v in itertools.pairwise(detour_path)]
-        keys += [f"link:{v}:{u}" for u, v in itertools.pairwise(detour_path)]
         outbound = ctx.rng.random() < 0.4
         device, toward = (y, x) if outbound else (x, y)
         iface = ctx.network.node(device).iface_to(toward)
-        if not ctx.take(f"if:{x}:{iface.name}", f"link:{x}:{y}", f"link:{y}:{x}", *keys):
+        if not ctx.take(f"if:{x}:{iface.name}", f"link:{x}:{y}", f"link:{y}:{x}", *way.keys):
             continue
         if not ctx.take(f"rip.lists:{device}"):
             continue
-        prefix = ctx.network.lans[b]
+        prefix = ctx.network.lans[way.target]
         name = ctx.rng.choice(OFFSET_NAMES)
         # ripd adds an inbound offset in place of the port's cost of 1, an outbound one on top
         offset = extra if outbound else extra + 1
