@@ -362,6 +362,39 @@ def steering_fault(setting: str, value: int, inject: str, fix: str) -> Injector:
     return injector
 
 
+def unannounced_lan(head: str, statement: str, protocol: str) -> Injector:
+    """An injector for a LAN's network statement removed from the process under ``head``, and
+    sometimes retyped for a prefix nobody has; ``statement`` gets the ``{prefix}``."""
+
+    def injector(ctx: FaultContext, tag: str) -> FaultPlan | None:
+        if not (picked := lan_port(ctx)):
+            return None
+        router, host, iface = picked
+        subnet = subnet_of(iface)
+        line = statement.format(prefix=subnet)
+        announced = f"{router} does not announce {subnet} in {protocol}"
+        present = absent_line_test(tag, router, f" {line}", announced)
+        inject, fix = [f"no {line}"], [line]
+        typo = mistyped(ctx, subnet)
+        if typo and ctx.rng.random() < 0.5:
+            retyped = statement.format(prefix=typo)
+            inject, fix = [*inject, retyped], [f"no {retyped}", *fix]
+        return FaultPlan(
+            Fault(
+                type=tag,
+                device=router,
+                params={"prefix": subnet},
+                inject=[configure(router, head, *inject)],
+                fix=[configure(router, head, *fix)],
+                present=[present],
+            ),
+            Impact(unannounced={host}),
+            [],
+        )
+
+    return injector
+
+
 def narrower(address: str, outside: str, rng: random.Random) -> str:
     """``address`` with a longer mask (/25 to /30) that leaves ``outside`` off its subnet."""
     ip = address.split("/")[0]

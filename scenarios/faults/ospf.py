@@ -7,18 +7,15 @@ from __future__ import annotations
 from netdojo.scenarios.faults.base import (
     FaultContext,
     FaultPlan,
-    absent_line_test,
     adjacency_test,
     any_end,
     authenticated_end,
     end_fault,
-    lan_port,
-    mistyped,
     route_test,
     router_id,
     steering_fault,
-    subnet_of,
     transit_end,
+    unannounced_lan,
 )
 from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.hidden_tests import HiddenTest
@@ -120,34 +117,10 @@ auth_one_side = fault("ospf.auth_one_side", routing={"ospf"})(
 )
 
 
-@fault("ospf.missing_network_stub", routing={"ospf"})
-def missing_network_stub(ctx: FaultContext, tag: str) -> FaultPlan | None:
-    if not (picked := lan_port(ctx)):
-        return None
-    router, host, iface = picked
-    subnet = subnet_of(iface)
-    present = absent_line_test(
-        tag,
-        router,
-        f" network {subnet} area 0",
-        f"{router} does not announce {subnet} in OSPF",
-    )
-    inject, fix = [f"no network {subnet} area 0"], [f"network {subnet} area 0"]
-    typo = mistyped(ctx, subnet)
-    if typo and ctx.rng.random() < 0.5:  # the statement retyped for a prefix nobody has
-        inject, fix = [*inject, f"network {typo} area 0"], [f"no network {typo} area 0", *fix]
-    return FaultPlan(
-        Fault(
-            type=tag,
-            device=router,
-            params={"prefix": subnet},
-            inject=[configure(router, "router ospf", *inject)],
-            fix=[configure(router, "router ospf", *fix)],
-            present=[present],
-        ),
-        Impact(unannounced={host}),
-        [],
-    )
+# A LAN's network statement removed (sometimes retyped for a prefix nobody has).
+missing_network_stub = fault("ospf.missing_network_stub", routing={"ospf"})(
+    unannounced_lan("router ospf", "network {prefix} area 0", "OSPF")
+)
 
 
 # A raised OSPF cost pushes traffic between two sites onto a longer path.

@@ -9,21 +9,18 @@ import networkx as nx
 from netdojo.scenarios.faults.base import (
     FaultContext,
     FaultPlan,
-    absent_line_test,
     any_end,
     authenticated_end,
     detours,
     end_fault,
     hosts_in,
-    lan_port,
-    mistyped,
     route_test,
-    subnet_of,
     transit_end,
+    unannounced_lan,
 )
 from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.hidden_tests import HiddenTest
-from netdojo.scenarios.model import Fault, configure
+from netdojo.scenarios.model import Fault, ToolCall, configure
 from netdojo.scenarios.network import Network
 from netdojo.scenarios.registry import fault
 from netdojo.scenarios.rip import REACH, heard_test
@@ -95,51 +92,33 @@ auth_one_side = fault("rip.auth_one_side", routing={"rip"})(
 )
 
 
-@fault("rip.missing_network_stub", routing={"rip"})
-def missing_network_stub(ctx: FaultContext, tag: str) -> FaultPlan | None:
-    """A LAN's network statement removed (sometimes retyped for a prefix nobody has)."""
-    if not (picked := lan_port(ctx)):
-        return None
-    router, host, iface = picked
-    subnet = subnet_of(iface)
-    present = absent_line_test(
-        tag, router, f" network {subnet}", f"{router} does not announce {subnet} in RIP"
-    )
-    inject, fix = [f"no network {subnet}"], [f"network {subnet}"]
-    typo = mistyped(ctx, subnet)
-    if typo and ctx.rng.random() < 0.5:
-        inject, fix = [*inject, f"network {typo}"], [f"no network {typo}", *fix]
-    return FaultPlan(
-        Fault(
-            type=tag,
-            device=router,
-            params={"prefix": subnet},
-            inject=[configure(router, "router rip", *inject)],
-            fix=[configure(router, "router rip", *fix)],
-            present=[present],
-        ),
-        Impact(unannounced={host}),
-        [],
-    )
+# A LAN's network statement removed (sometimes retyped for a prefix nobody has).
+missing_network_stub = fault("rip.missing_network_stub", routing={"rip"})(
+    unannounced_lan("router rip", "network {prefix}", "RIP")
+)
 
 
 def _hop_distances(ctx: FaultContext, target: str) -> dict[str, int]:
     return nx.single_source_shortest_path_length(ctx.network.router_graph(), target)
 
 
-def _list_lines(kind: str, name: str, action: str, prefix: str) -> list[str]:
-    """A filter whose first entry matches ``prefix``; one that denies it lets the rest pass."""
+def _listed(
+    device: str, kind: str, name: str, action: str, prefix: str, line: str
+) -> tuple[list[ToolCall], list[ToolCall]]:
+    """A list ``name`` whose first entry matches ``prefix`` (one that denies it lets the rest
+    pass) and the RIP ``line`` that applies it; and their removal, the line first."""
     if kind == "prefix-list":
         entry = f"ip prefix-list {name} seq 5 {action} {prefix}"
         rest = f"ip prefix-list {name} seq 10 permit 0.0.0.0/0 le 32"
+        removal = f"no ip prefix-list {name}"
     else:
         entry = f"access-list {name} seq 5 {action} {prefix}"
         rest = f"access-list {name} seq 10 permit any"
-    return [entry, rest] if action == "deny" else [entry]
-
-
-def _list_removal(kind: str, name: str) -> str:
-    return f"no ip prefix-list {name}" if kind == "prefix-list" else f"no access-list {name}"
+        removal = f"no access-list {name}"
+    entries = [entry, rest] if action == "deny" else [entry]
+    inject = [configure(device, *entries), configure(device, "router rip", line)]
+    fix = [configure(device, "router rip", f"no {line}"), configure(device, removal)]
+    return inject, fix
 
 
 @fault("rip.distribute_list", routing={"rip"})
@@ -172,19 +151,14 @@ def distribute_list(ctx: FaultContext, tag: str) -> FaultPlan | None:
             direction = "out" if outbound else "in"
             line = f"distribute-list {word}{name} {direction} {iface.name}"
             via = ctx.network.node(n).iface_to(x).address.split("/")[0]
+            inject, fix = _listed(device, kind, name, "deny", prefix, line)
             return FaultPlan(
                 Fault(
                     type=tag,
                     device=device,
                     params={"prefix": prefix, "interface": iface.name, "list": name},
-                    inject=[
-                        configure(device, *_list_lines(kind, name, "deny", prefix)),
-                        configure(device, "router rip", line),
-                    ],
-                    fix=[
-                        configure(device, "router rip", f"no {line}"),
-                        configure(device, _list_removal(kind, name)),
-                    ],
+                    inject=inject,
+                    fix=fix,
                     present=[route_test(tag, x, prefix, False, via=via)],
                 ),
                 Impact(filtered={(n, x, h) for h in hosts_in(ctx.network, prefix)}),
@@ -218,19 +192,14 @@ def offset_steering(ctx: FaultContext, tag: str) -> FaultPlan | None:
         offset = extra if outbound else extra + 1
         line = f"offset-list {name} {'out' if outbound else 'in'} {offset} {iface.name}"
         via = ctx.network.node(y).iface_to(x).address.split("/")[0]
+        inject, fix = _listed(device, "access-list", name, "permit", prefix, line)
         return FaultPlan(
             Fault(
                 type=tag,
                 device=device,
                 params={"prefix": prefix, "interface": iface.name, "offset": offset},
-                inject=[
-                    configure(device, *_list_lines("access-list", name, "permit", prefix)),
-                    configure(device, "router rip", line),
-                ],
-                fix=[
-                    configure(device, "router rip", f"no {line}"),
-                    configure(device, _list_removal("access-list", name)),
-                ],
+                inject=inject,
+                fix=fix,
                 present=[route_test(tag, x, prefix, False, via=via)],
             ),
             Impact(prepends={(y, x, h): extra for h in hosts_in(ctx.network, prefix)}),
