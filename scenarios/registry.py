@@ -20,14 +20,13 @@ from typing import NamedTuple
 
 from netdojo.errors import NetdojoError
 from netdojo.scenarios.constructive import IntentKind
-from netdojo.scenarios.faults.base import FaultContext, FaultPlan
+from netdojo.scenarios.faults.base import FaultContext, FaultPlan, Injector
 from netdojo.scenarios.model import STANDARD_TOOLS, HiddenHalf, Kind, PublicHalf
 from netdojo.scenarios.network import Network, Routing, plan_network
 from netdojo.scenarios.topology import Shape, Topology
 
 LEVELS = (1, 2, 3)
 
-Injector = Callable[[FaultContext, str], FaultPlan | None]  # (context, the type's id)
 Planner = Callable[[Topology, int, random.Random], Network]  # (topology, level, rng)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ipaddress
 import itertools
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -28,7 +28,7 @@ from netdojo.scenarios.hidden_tests import (
     RouteTest,
 )
 from netdojo.scenarios.isis import isis_adjacency_test
-from netdojo.scenarios.model import Fault
+from netdojo.scenarios.model import Fault, configure
 from netdojo.scenarios.network import Iface, Network, Routing, ospf_link, static_routes
 from netdojo.scenarios.rip import heard_test
 from netdojo.scenarios.symptoms import Observation
@@ -69,6 +69,9 @@ class FaultPlan:
     impact: Impact
     healthy: Sequence[HiddenTest]  # functional checks that hold once the fault is repaired
     flows: frozenset[Observation] = frozenset()  # policy flows it breaks (forwarding aside)
+
+
+Injector = Callable[[FaultContext, str], FaultPlan | None]  # (context, the type's id)
 
 
 def router_id(network: Network, router: str) -> str:
@@ -168,6 +171,70 @@ def transit_end(ctx: FaultContext) -> tuple[str, str, Iface] | None:
     return None
 
 
+End = tuple[str, str, Iface, dict[str, str]]
+"""One end of a transit link to fault: (router, peer, router's interface, the values its config
+lines are filled in with)."""
+
+
+def any_end(ctx: FaultContext) -> End | None:
+    """A transit link end not yet faulted; its lines get ``{iface}`` and ``{subnet}``."""
+    if not (picked := transit_end(ctx)):
+        return None
+    a, b, iface = picked
+    return a, b, iface, {"iface": iface.name, "subnet": subnet_of(iface)}
+
+
+def authenticated_end(
+    keys: Callable[[Network], Mapping[str, str]],
+) -> Callable[[FaultContext], End | None]:
+    """A picker of one end of an authenticated link not yet faulted, trying the links in name
+    order; ``keys`` gives those links and their keys. Its lines get ``{iface}`` and ``{key}``."""
+
+    def pick(ctx: FaultContext) -> End | None:
+        for link, key in sorted(keys(ctx.network).items()):
+            ends = next(e for name, e in ctx.network.links if name == link)
+            (a, _), (b, _) = ctx.rng.sample(ends, 2)
+            iface = ctx.network.node(a).iface_to(b)
+            if ctx.take(f"link:{a}:{b}", f"link:{b}:{a}", f"if:{a}:{iface.name}"):
+                return a, b, iface, {"iface": iface.name, "key": key}
+        return None
+
+    return pick
+
+
+def end_fault(
+    pick: Callable[[FaultContext], End | None],
+    head: str,
+    inject: Sequence[str],
+    fix: Sequence[str],
+    present: Callable[[Network, str, str, str], list[HiddenTest]],
+) -> Injector:
+    """An injector for a fault on one end of a transit link that takes the link down, written
+    as config lines under ``head``, all filled in with the picked end's values. ``present``
+    gives the tests that show the fault: (network, router, peer, tag)."""
+
+    def injector(ctx: FaultContext, tag: str) -> FaultPlan | None:
+        if not (picked := pick(ctx)):
+            return None
+        a, b, iface, values = picked
+        under = head.format(**values)
+        impact, healthy = link_down(ctx, a, b, tag)
+        return FaultPlan(
+            Fault(
+                type=tag,
+                device=a,
+                params={"interface": iface.name, "peer": b},
+                inject=[configure(a, under, *(line.format(**values) for line in inject))],
+                fix=[configure(a, under, *(line.format(**values) for line in fix))],
+                present=present(ctx.network, a, b, tag),
+            ),
+            impact,
+            healthy,
+        )
+
+    return injector
+
+
 def lan_port(ctx: FaultContext) -> tuple[str, str, Iface] | None:
     """A router port facing a host, not yet faulted: (router, host, router's interface)."""
     hosts = sorted(ctx.network.lans)
@@ -207,10 +274,33 @@ def link_down(ctx: FaultContext, a: str, b: str, tag: str) -> tuple[Impact, list
     return impact, [session_test(ctx.network, a, b, True, tag)]
 
 
-def steerable_port(ctx: FaultContext) -> tuple[str, str, Iface, str, str] | None:
-    """A port whose higher cost would push the traffic between two sites onto a longer path
-    that no other fault breaks: (router, peer, router's port, the far site's prefix, the
-    peer's address), the port and the detour taken."""
+@dataclass(frozen=True)
+class Detour:
+    """A link x-y on the only shortest path between two sites, and the way round it from x."""
+
+    target: str  # the host whose traffic is steered
+    path: list[str]  # the only shortest path, router by router
+    index: int  # where x stands on it; y follows
+    around: list[str]  # the shortest way from x to the target's router without x-y
+
+    @property
+    def x(self) -> str:
+        return self.path[self.index]
+
+    @property
+    def y(self) -> str:
+        return self.path[self.index + 1]
+
+    @property
+    def keys(self) -> list[str]:
+        """The links of the way round, both ways: another fault must not take them down."""
+        pairs = list(itertools.pairwise(self.around))
+        return [f"link:{u}:{v}" for u, v in pairs] + [f"link:{v}:{u}" for u, v in pairs]
+
+
+def detours(ctx: FaultContext) -> Iterator[Detour]:
+    """Links whose loss (or higher cost) would push the traffic between two sites onto a longer
+    path that avoids every link another fault touches, drawn one at a time."""
     graph = ctx.network.router_graph()
     # Links other faults touch may be down: the detour must not rely on them.
     graph.remove_edges_from([(a, b) for a, b in list(graph.edges) if f"link:{a}:{b}" in ctx.used])
@@ -225,20 +315,84 @@ def steerable_port(ctx: FaultContext) -> tuple[str, str, Iface, str, str] | None
             continue
         path = paths[0]
         index = ctx.rng.randrange(len(path) - 1)
-        x, y = path[index], path[index + 1]
         detour = graph.copy()
-        detour.remove_edge(x, y)
-        if not nx.has_path(detour, x, target):
+        detour.remove_edge(path[index], path[index + 1])
+        if not nx.has_path(detour, path[index], target):
             continue
+        yield Detour(b, path, index, nx.shortest_path(detour, path[index], target))
+
+
+def steerable_port(ctx: FaultContext) -> tuple[str, str, Iface, str, str] | None:
+    """A port whose higher cost would push the traffic between two sites onto a longer path
+    that no other fault breaks: (router, peer, router's port, the far site's prefix, the
+    peer's address), the port and the detour taken."""
+    for way in detours(ctx):
+        x, y = way.x, way.y
         iface = ctx.network.node(x).iface_to(y)
-        detour_path = nx.shortest_path(detour, x, target)
-        keys = [f"link:{u}:{v}" for u, v in itertools.pairwise(detour_path)]
-        keys += [f"link:{v}:{u}" for u, v in itertools.pairwise(detour_path)]
-        if not ctx.take(f"if:{x}:{iface.name}", f"link:{x}:{y}", f"link:{y}:{x}", *keys):
+        if not ctx.take(f"if:{x}:{iface.name}", f"link:{x}:{y}", f"link:{y}:{x}", *way.keys):
             continue
         via = ctx.network.node(y).iface_to(x).address.split("/")[0]
-        return x, y, iface, ctx.network.lans[b], via
+        return x, y, iface, ctx.network.lans[way.target], via
     return None
+
+
+def steering_fault(setting: str, value: int, inject: str, fix: str) -> Injector:
+    """An injector for a port cost raised to ``value`` (the interface line ``inject``, undone
+    by ``fix``) that pushes traffic between two sites onto a longer path; ``setting`` names
+    the value in the fault's params."""
+
+    def injector(ctx: FaultContext, tag: str) -> FaultPlan | None:
+        if not ctx.take(tag) or not (picked := steerable_port(ctx)):
+            return None
+        x, y, iface, prefix, via = picked
+        head = f"interface {iface.name}"
+        return FaultPlan(
+            Fault(
+                type=tag,
+                device=x,
+                params={"interface": iface.name, setting: value},
+                inject=[configure(x, head, inject)],
+                fix=[configure(x, head, fix)],
+                present=[route_test(tag, x, prefix, False, via=via)],
+            ),
+            Impact(costs={x: {y: value}}),
+            [route_test(tag, x, prefix, True, via=via)],
+        )
+
+    return injector
+
+
+def unannounced_lan(head: str, statement: str, protocol: str) -> Injector:
+    """An injector for a LAN's network statement removed from the process under ``head``, and
+    sometimes retyped for a prefix nobody has; ``statement`` gets the ``{prefix}``."""
+
+    def injector(ctx: FaultContext, tag: str) -> FaultPlan | None:
+        if not (picked := lan_port(ctx)):
+            return None
+        router, host, iface = picked
+        subnet = subnet_of(iface)
+        line = statement.format(prefix=subnet)
+        announced = f"{router} does not announce {subnet} in {protocol}"
+        present = absent_line_test(tag, router, f" {line}", announced)
+        inject, fix = [f"no {line}"], [line]
+        typo = mistyped(ctx, subnet)
+        if typo and ctx.rng.random() < 0.5:
+            retyped = statement.format(prefix=typo)
+            inject, fix = [*inject, retyped], [f"no {retyped}", *fix]
+        return FaultPlan(
+            Fault(
+                type=tag,
+                device=router,
+                params={"prefix": subnet},
+                inject=[configure(router, head, *inject)],
+                fix=[configure(router, head, *fix)],
+                present=[present],
+            ),
+            Impact(unannounced={host}),
+            [],
+        )
+
+    return injector
 
 
 def narrower(address: str, outside: str, rng: random.Random) -> str:

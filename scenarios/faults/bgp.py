@@ -6,6 +6,7 @@ from __future__ import annotations
 from netdojo.scenarios.faults.base import (
     FaultContext,
     FaultPlan,
+    Injector,
     absent_line_test,
     bgp_end,
     config_line_test,
@@ -16,7 +17,7 @@ from netdojo.scenarios.faults.base import (
 )
 from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.model import Fault, configure
-from netdojo.scenarios.registry import Injector, fault
+from netdojo.scenarios.registry import fault
 
 
 def _session_down(

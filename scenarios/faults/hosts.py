@@ -5,11 +5,17 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Callable
 
-from netdojo.scenarios.faults.base import FaultContext, FaultPlan, address_test, narrower
+from netdojo.scenarios.faults.base import (
+    FaultContext,
+    FaultPlan,
+    Injector,
+    address_test,
+    narrower,
+)
 from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.hidden_tests import DefaultRouteParams, DefaultRouteTest
 from netdojo.scenarios.model import Fault, execute
-from netdojo.scenarios.registry import Injector, fault
+from netdojo.scenarios.registry import fault
 
 
 def _host(ctx: FaultContext) -> str | None:

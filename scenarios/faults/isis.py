@@ -15,51 +15,31 @@ from collections.abc import Callable
 from netdojo.scenarios.faults.base import (
     FaultContext,
     FaultPlan,
+    Injector,
+    any_end,
+    authenticated_end,
     config_line_test,
-    link_down,
-    route_test,
-    steerable_port,
-    transit_end,
+    end_fault,
+    steering_fault,
 )
 from netdojo.scenarios.forwarding import Impact
+from netdojo.scenarios.hidden_tests import HiddenTest
 from netdojo.scenarios.isis import PROCESS, isis_adjacency_test, net, password_line
 from netdojo.scenarios.model import Fault, configure
-from netdojo.scenarios.network import Iface, Node
-from netdojo.scenarios.registry import Injector, fault
+from netdojo.scenarios.network import Iface, Network, Node
+from netdojo.scenarios.registry import fault
 
 ROUTER = f"router isis {PROCESS}"
 WRONG_AREA = "49.0002"
 STEERED_METRIC = 500
 
 
-def _port_fault(inject: list[str], fix: list[str]) -> Injector:
-    """A fault on one end of a transit link, written under its interface; ``a`` loses the
-    adjacency with its peer."""
-
-    def injector(ctx: FaultContext, tag: str) -> FaultPlan | None:
-        if not (picked := transit_end(ctx)):
-            return None
-        a, b, iface = picked
-        head = f"interface {iface.name}"
-        impact, healthy = link_down(ctx, a, b, tag)
-        return FaultPlan(
-            Fault(
-                type=tag,
-                device=a,
-                params={"interface": iface.name, "peer": b},
-                inject=[configure(a, head, *inject)],
-                fix=[configure(a, head, *fix)],
-                present=[isis_adjacency_test(ctx.network, a, b, False, tag)],
-            ),
-            impact,
-            healthy,
-        )
-
-    return injector
+def _lost(network: Network, a: str, b: str, tag: str) -> list[HiddenTest]:
+    return [isis_adjacency_test(network, a, b, False, tag)]
 
 
 passive_transit = fault("isis.passive_transit", routing={"isis"})(
-    _port_fault([" isis passive"], [" no isis passive"])
+    end_fault(any_end, "interface {iface}", [" isis passive"], [" no isis passive"], _lost)
 )
 
 
@@ -116,51 +96,22 @@ level_mismatch = fault("isis.level_mismatch", routing={"isis"})(
 area_mismatch = fault("isis.area_mismatch", routing={"isis"})(_router_fault(_area_lines))
 
 
-@fault("isis.auth_mismatch", routing={"isis"})
-def auth_mismatch(ctx: FaultContext, tag: str) -> FaultPlan | None:
-    """One end of the link that authenticates its hellos is given another password."""
-    for link, key in sorted(ctx.network.ospf_md5.items()):
-        ends = next(e for name, e in ctx.network.links if name == link)
-        (a, _), (b, _) = ctx.rng.sample(ends, 2)
-        iface = ctx.network.node(a).iface_to(b)
-        if not ctx.take(f"link:{a}:{b}", f"link:{b}:{a}", f"if:{a}:{iface.name}"):
-            continue
-        head = f"interface {iface.name}"
-        impact, healthy = link_down(ctx, a, b, tag)
-        return FaultPlan(
-            Fault(
-                type=tag,
-                device=a,
-                params={"interface": iface.name, "peer": b},
-                inject=[configure(a, head, password_line(f"{key}x"))],
-                fix=[configure(a, head, password_line(key))],
-                present=[isis_adjacency_test(ctx.network, a, b, False, tag)],
-            ),
-            impact,
-            healthy,
-        )
-    return None
-
-
-@fault("isis.metric_steering", routing={"isis"})
-def metric_steering(ctx: FaultContext, tag: str) -> FaultPlan | None:
-    """A raised IS-IS metric pushes traffic between two sites onto a longer path."""
-    if not ctx.take(tag) or not (picked := steerable_port(ctx)):
-        return None
-    x, y, iface, prefix, via = picked
-    head = f"interface {iface.name}"
-    return FaultPlan(
-        Fault(
-            type=tag,
-            device=x,
-            params={"interface": iface.name, "metric": STEERED_METRIC},
-            inject=[configure(x, head, f" isis metric {STEERED_METRIC}")],
-            fix=[configure(x, head, " no isis metric")],
-            present=[route_test(tag, x, prefix, False, via=via)],
-        ),
-        Impact(costs={x: {y: STEERED_METRIC}}),
-        [route_test(tag, x, prefix, True, via=via)],
+# One end of the link that authenticates its hellos is given another password.
+auth_mismatch = fault("isis.auth_mismatch", routing={"isis"})(
+    end_fault(
+        authenticated_end(lambda network: network.ospf_md5),
+        "interface {iface}",
+        [password_line("{key}x")],
+        [password_line("{key}")],
+        _lost,
     )
+)
+
+
+# A raised IS-IS metric pushes traffic between two sites onto a longer path.
+metric_steering = fault("isis.metric_steering", routing={"isis"})(
+    steering_fault("metric", STEERED_METRIC, f" isis metric {STEERED_METRIC}", " no isis metric")
+)
 
 
 @fault("isis.overload_bit", routing={"isis"})

@@ -23,6 +23,7 @@ from netdojo.scenarios.faults.datapath import (
 )
 from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.model import Fault, ToolCall, execute
+from netdojo.scenarios.network import Iface
 from netdojo.scenarios.registry import fault
 from netdojo.scenarios.symptoms import Observation
 
@@ -55,8 +56,16 @@ def _slow(
     )
 
 
-def _tbf(rate: int) -> str:
-    return f"tbf rate {rate}mbit burst 32kbit latency 50ms"
+def _token_bucket(
+    ctx: FaultContext, tag: str, router: str, iface: Iface, pairs: list[Pair]
+) -> FaultPlan:
+    """A token bucket on ``iface`` that caps what leaves through it at a drawn rate."""
+    rate = ctx.rng.choice(RATES_MBIT)
+    tbf = f"tbf rate {rate}mbit burst 32kbit latency 50ms"
+    inject = [execute(router, f"tc qdisc add dev {iface.name} root {tbf}")]
+    fix = [execute(router, f"tc qdisc del dev {iface.name} root")]
+    params = {"interface": iface.name, "rate_mbit": rate}
+    return _slow(ctx, tag, router, pairs, inject, fix, params)
 
 
 @fault("perf.rate_limit")
@@ -65,11 +74,7 @@ def rate_limit(ctx: FaultContext, tag: str) -> FaultPlan | None:
     if not (picked := crossed_end(ctx)):
         return None
     x, _, iface, pairs = picked
-    rate = ctx.rng.choice(RATES_MBIT)
-    inject = [execute(x, f"tc qdisc add dev {iface.name} root {_tbf(rate)}")]
-    fix = [execute(x, f"tc qdisc del dev {iface.name} root")]
-    params = {"interface": iface.name, "rate_mbit": rate}
-    return _slow(ctx, tag, x, pairs, inject, fix, params)
+    return _token_bucket(ctx, tag, x, iface, pairs)
 
 
 @fault("perf.shaper_class")
@@ -100,11 +105,7 @@ def lan_rate_limit(ctx: FaultContext, tag: str) -> FaultPlan | None:
     pairs = arriving(ctx, host)
     if not pairs:
         return None
-    rate = ctx.rng.choice(RATES_MBIT)
-    inject = [execute(router, f"tc qdisc add dev {iface.name} root {_tbf(rate)}")]
-    fix = [execute(router, f"tc qdisc del dev {iface.name} root")]
-    params = {"interface": iface.name, "rate_mbit": rate}
-    return _slow(ctx, tag, router, pairs, inject, fix, params)
+    return _token_bucket(ctx, tag, router, iface, pairs)
 
 
 @fault("perf.random_drop")

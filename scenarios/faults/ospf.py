@@ -7,72 +7,70 @@ from __future__ import annotations
 from netdojo.scenarios.faults.base import (
     FaultContext,
     FaultPlan,
-    absent_line_test,
     adjacency_test,
-    lan_port,
-    link_down,
-    mistyped,
+    any_end,
+    authenticated_end,
+    end_fault,
     route_test,
     router_id,
-    steerable_port,
-    subnet_of,
+    steering_fault,
     transit_end,
+    unannounced_lan,
 )
 from netdojo.scenarios.forwarding import Impact
+from netdojo.scenarios.hidden_tests import HiddenTest
 from netdojo.scenarios.model import Fault, configure
-from netdojo.scenarios.network import Iface
-from netdojo.scenarios.registry import Injector, fault
+from netdojo.scenarios.network import Network
+from netdojo.scenarios.registry import fault
 
 
-def _link_fault(inject: list[str], fix: list[str], under: str) -> Injector:
-    """An OSPF fault on one end of a transit link, written as config lines.
+def _lost(network: Network, a: str, b: str, tag: str) -> list[HiddenTest]:
+    return [adjacency_test(network, a, b, False, tag)]
 
-    ``under`` is ``interface`` or ``router``; ``{iface}`` and ``{subnet}`` are filled in.
-    """
 
-    def injector(ctx: FaultContext, tag: str) -> FaultPlan | None:
-        picked = transit_end(ctx)
-        if picked is None:
-            return None
-        a, b, iface = picked
-        head = f"interface {iface.name}" if under == "interface" else "router ospf"
-        values = {"iface": iface.name, "subnet": subnet_of(iface)}
-        impact, healthy = link_down(ctx, a, b, tag)
-        present = [adjacency_test(ctx.network, a, b, False, tag)]
-        return FaultPlan(
-            Fault(
-                type=tag,
-                device=a,
-                params={"interface": iface.name, "peer": b},
-                inject=[configure(a, head, *(line.format(**values) for line in inject))],
-                fix=[configure(a, head, *(line.format(**values) for line in fix))],
-                present=present,
-            ),
-            impact,
-            healthy,
-        )
-
-    return injector
+_md5_end = authenticated_end(lambda network: network.ospf_md5)
 
 
 area_mismatch = fault("ospf.area_mismatch", routing={"ospf"})(
-    _link_fault(
+    end_fault(
+        any_end,
+        "router ospf",
         ["no network {subnet} area 0", "network {subnet} area 0.0.0.1"],
         ["no network {subnet} area 0.0.0.1", "network {subnet} area 0"],
-        "router",
+        _lost,
     )
 )
 hello_mismatch = fault("ospf.hello_mismatch", routing={"ospf"})(
-    _link_fault(["ip ospf hello-interval 3"], ["ip ospf hello-interval 1"], "interface")
+    end_fault(
+        any_end,
+        "interface {iface}",
+        ["ip ospf hello-interval 3"],
+        ["ip ospf hello-interval 1"],
+        _lost,
+    )
 )
 dead_mismatch = fault("ospf.dead_mismatch", routing={"ospf"})(
-    _link_fault(["ip ospf dead-interval 9"], ["ip ospf dead-interval 4"], "interface")
+    end_fault(
+        any_end,
+        "interface {iface}",
+        ["ip ospf dead-interval 9"],
+        ["ip ospf dead-interval 4"],
+        _lost,
+    )
 )
 passive_transit = fault("ospf.passive_transit", routing={"ospf"})(
-    _link_fault(["passive-interface {iface}"], ["no passive-interface {iface}"], "router")
+    end_fault(
+        any_end,
+        "router ospf",
+        ["passive-interface {iface}"],
+        ["no passive-interface {iface}"],
+        _lost,
+    )
 )
 missing_network_transit = fault("ospf.missing_network_transit", routing={"ospf"})(
-    _link_fault(["no network {subnet} area 0"], ["network {subnet} area 0"], "router")
+    end_fault(
+        any_end, "router ospf", ["no network {subnet} area 0"], ["network {subnet} area 0"], _lost
+    )
 )
 
 
@@ -99,100 +97,33 @@ def network_type_mismatch(ctx: FaultContext, tag: str) -> FaultPlan | None:
     )
 
 
-def _md5_end(ctx: FaultContext) -> tuple[str, str, Iface, str] | None:
-    """One end of the OSPF link that authenticates with MD5: (router, peer, interface, key)."""
-    for link, key in sorted(ctx.network.ospf_md5.items()):
-        ends = next(e for name, e in ctx.network.links if name == link)
-        (a, _), (b, _) = ctx.rng.sample(ends, 2)
-        iface = ctx.network.node(a).iface_to(b)
-        if ctx.take(f"link:{a}:{b}", f"link:{b}:{a}", f"if:{a}:{iface.name}"):
-            return a, b, iface, key
-    return None
-
-
-def _md5_fault(inject: list[str], fix: list[str]) -> Injector:
-    def injector(ctx: FaultContext, tag: str) -> FaultPlan | None:
-        picked = _md5_end(ctx)
-        if picked is None:
-            return None
-        a, b, iface, key = picked
-        head = f"interface {iface.name}"
-        impact, healthy = link_down(ctx, a, b, tag)
-        return FaultPlan(
-            Fault(
-                type=tag,
-                device=a,
-                params={"interface": iface.name, "peer": b},
-                inject=[configure(a, head, *(line.format(key=key) for line in inject))],
-                fix=[configure(a, head, *(line.format(key=key) for line in fix))],
-                present=[adjacency_test(ctx.network, a, b, False, tag)],
-            ),
-            impact,
-            healthy,
-        )
-
-    return injector
-
-
 auth_key_mismatch = fault("ospf.auth_key_mismatch", routing={"ospf"})(
-    _md5_fault(
+    end_fault(
+        _md5_end,
+        "interface {iface}",
         ["no ip ospf message-digest-key 1", "ip ospf message-digest-key 1 md5 {key}x"],
         ["no ip ospf message-digest-key 1", "ip ospf message-digest-key 1 md5 {key}"],
+        _lost,
     )
 )
 auth_one_side = fault("ospf.auth_one_side", routing={"ospf"})(
-    _md5_fault(
-        ["no ip ospf authentication message-digest"], ["ip ospf authentication message-digest"]
+    end_fault(
+        _md5_end,
+        "interface {iface}",
+        ["no ip ospf authentication message-digest"],
+        ["ip ospf authentication message-digest"],
+        _lost,
     )
 )
 
 
-@fault("ospf.missing_network_stub", routing={"ospf"})
-def missing_network_stub(ctx: FaultContext, tag: str) -> FaultPlan | None:
-    if not (picked := lan_port(ctx)):
-        return None
-    router, host, iface = picked
-    subnet = subnet_of(iface)
-    present = absent_line_test(
-        tag,
-        router,
-        f" network {subnet} area 0",
-        f"{router} does not announce {subnet} in OSPF",
-    )
-    inject, fix = [f"no network {subnet} area 0"], [f"network {subnet} area 0"]
-    typo = mistyped(ctx, subnet)
-    if typo and ctx.rng.random() < 0.5:  # the statement retyped for a prefix nobody has
-        inject, fix = [*inject, f"network {typo} area 0"], [f"no network {typo} area 0", *fix]
-    return FaultPlan(
-        Fault(
-            type=tag,
-            device=router,
-            params={"prefix": subnet},
-            inject=[configure(router, "router ospf", *inject)],
-            fix=[configure(router, "router ospf", *fix)],
-            present=[present],
-        ),
-        Impact(unannounced={host}),
-        [],
-    )
+# A LAN's network statement removed (sometimes retyped for a prefix nobody has).
+missing_network_stub = fault("ospf.missing_network_stub", routing={"ospf"})(
+    unannounced_lan("router ospf", "network {prefix} area 0", "OSPF")
+)
 
 
-@fault("ospf.cost_steering", routing={"ospf"})
-def cost_steering(ctx: FaultContext, tag: str) -> FaultPlan | None:
-    """A raised OSPF cost pushes traffic between two sites onto a longer path."""
-    if not ctx.take(tag) or not (picked := steerable_port(ctx)):
-        return None
-    x, y, iface, prefix, via = picked
-    head = f"interface {iface.name}"
-    return FaultPlan(
-        Fault(
-            type=tag,
-            device=x,
-            params={"interface": iface.name, "cost": 500},
-            inject=[configure(x, head, "ip ospf cost 500")],
-            fix=[configure(x, head, "no ip ospf cost")],
-            present=[route_test(tag, x, prefix, False, via=via)],
-        ),
-        Impact(costs={x: {y: 500}}),
-        [route_test(tag, x, prefix, True, via=via)],
-    )
+# A raised OSPF cost pushes traffic between two sites onto a longer path.
+cost_steering = fault("ospf.cost_steering", routing={"ospf"})(
+    steering_fault("cost", 500, "ip ospf cost 500", "no ip ospf cost")
+)

@@ -79,6 +79,23 @@ def _plan(
     )
 
 
+def _added(router: str, route: str, match: str, priority: int, table: int) -> list[ToolCall]:
+    """``route`` put in ``table``, and a rule at ``priority`` that sends the traffic ``match``
+    selects (``to 10.1.0.0/24``) to that table."""
+    return [
+        execute(router, f"ip route add {route} table {table}"),
+        execute(router, f"ip rule add {match} lookup {table} pref {priority}"),
+    ]
+
+
+def _removed(router: str, route: str, priority: int, table: int) -> list[ToolCall]:
+    """The rule at ``priority`` removed, and ``route`` from ``table``."""
+    return [
+        execute(router, f"ip rule del pref {priority}"),
+        execute(router, f"ip route del {route} table {table}"),
+    ]
+
+
 def _wrong_neighbour(ctx: FaultContext, router: str, right: set[str]) -> tuple[str, str] | None:
     """A neighbour router of ``router`` it does not use, and that neighbour's address."""
     node = ctx.network.node(router)
@@ -108,14 +125,8 @@ def wrong_table_default(ctx: FaultContext, tag: str) -> FaultPlan | None:
     wrong, address = picked
     priority, table = rule
     lan = ctx.network.lans[host]
-    inject = [
-        execute(router, f"ip route add default via {address} table {table}"),
-        execute(router, f"ip rule add to {lan} lookup {table} pref {priority}"),
-    ]
-    fix = [
-        execute(router, f"ip rule del pref {priority}"),
-        execute(router, f"ip route del default table {table}"),
-    ]
+    inject = _added(router, f"default via {address}", f"to {lan}", priority, table)
+    fix = _removed(router, "default", priority, table)
     impact = Impact(redirects={router: {h: wrong for h in hosts_in(ctx.network, lan)}})
     return _plan(tag, router, priority, inject, fix, impact, {"to": lan, "table": table})
 
@@ -135,14 +146,8 @@ def unroutable_table(ctx: FaultContext, tag: str) -> FaultPlan | None:
     priority, table = rule
     kind = ctx.rng.choice(UNROUTABLE)
     lan = ctx.network.lans[host]
-    inject = [
-        execute(router, f"ip route add {kind} default table {table}"),
-        execute(router, f"ip rule add to {lan} lookup {table} pref {priority}"),
-    ]
-    fix = [
-        execute(router, f"ip rule del pref {priority}"),
-        execute(router, f"ip route del {kind} default table {table}"),
-    ]
+    inject = _added(router, f"{kind} default", f"to {lan}", priority, table)
+    fix = _removed(router, f"{kind} default", priority, table)
     impact = Impact(drops={router: hosts_in(ctx.network, lan)})
     return _plan(tag, router, priority, inject, fix, impact, {"to": lan, "table": table})
 
@@ -158,14 +163,8 @@ def source_unroutable(ctx: FaultContext, tag: str) -> FaultPlan | None:
     priority, table = rule
     kind = ctx.rng.choice(UNROUTABLE)
     lan = ctx.network.lans[host]
-    inject = [
-        execute(router, f"ip route add {kind} default table {table}"),
-        execute(router, f"ip rule add from {lan} lookup {table} pref {priority}"),
-    ]
-    fix = [
-        execute(router, f"ip rule del pref {priority}"),
-        execute(router, f"ip route del {kind} default table {table}"),
-    ]
+    inject = _added(router, f"{kind} default", f"from {lan}", priority, table)
+    fix = _removed(router, f"{kind} default", priority, table)
     impact = Impact(isolated=hosts_in(ctx.network, lan))
     return _plan(tag, router, priority, inject, fix, impact, {"from": lan, "table": table})
 
@@ -210,15 +209,10 @@ def shadowed_rule(ctx: FaultContext, tag: str) -> FaultPlan | None:
     if low == high or good_table == bad_table:
         return None
     inject = [
-        execute(router, f"ip route add default via {right_address} table {good_table}"),
-        execute(router, f"ip rule add to {lan} lookup {good_table} pref {high}"),
-        execute(router, f"ip route add default via {wrong_address} table {bad_table}"),
-        execute(router, f"ip rule add to {wide} lookup {bad_table} pref {low}"),
+        *_added(router, f"default via {right_address}", f"to {lan}", high, good_table),
+        *_added(router, f"default via {wrong_address}", f"to {wide}", low, bad_table),
     ]
-    fix = [
-        execute(router, f"ip rule del pref {low}"),
-        execute(router, f"ip route del default table {bad_table}"),
-    ]
+    fix = _removed(router, "default", low, bad_table)
     impact = Impact(redirects={router: {h: wrong for h in hosts_in(ctx.network, wide)}})
     params = {"to": wide, "table": bad_table, "shadows": lan}
     return _plan(tag, router, low, inject, fix, impact, params)

@@ -4,71 +4,47 @@ steer it onto a longer path."""
 
 from __future__ import annotations
 
-import itertools
-
 import networkx as nx
 
 from netdojo.scenarios.faults.base import (
     FaultContext,
     FaultPlan,
-    absent_line_test,
+    any_end,
+    authenticated_end,
+    detours,
+    end_fault,
     hosts_in,
-    lan_port,
-    link_down,
-    mistyped,
     route_test,
-    subnet_of,
     transit_end,
+    unannounced_lan,
 )
 from netdojo.scenarios.forwarding import Impact
-from netdojo.scenarios.model import Fault, configure
-from netdojo.scenarios.network import Iface
-from netdojo.scenarios.registry import Injector, fault
+from netdojo.scenarios.hidden_tests import HiddenTest
+from netdojo.scenarios.model import Fault, ToolCall, configure
+from netdojo.scenarios.network import Network
+from netdojo.scenarios.registry import fault
 from netdojo.scenarios.rip import REACH, heard_test
 
 LIST_NAMES = ("RIP-IN", "LAN-FILTER", "BLOCK", "RIP-POLICY", "TRIM")
 OFFSET_NAMES = ("RIP-OFFSET", "PREFER", "METRIC-ADJ", "BACKUP")
 
 
-def _link_fault(inject: list[str], fix: list[str], under: str) -> Injector:
-    """A fault on one end of a transit link that stops RIP updates both ways, written as
-    config lines; ``under`` is ``interface`` or ``router``; ``{subnet}`` is filled in."""
-
-    def injector(ctx: FaultContext, tag: str) -> FaultPlan | None:
-        if not (picked := transit_end(ctx)):
-            return None
-        a, b, iface = picked
-        head = f"interface {iface.name}" if under == "interface" else "router rip"
-        subnet = subnet_of(iface)
-        impact, healthy = link_down(ctx, a, b, tag)
-        return FaultPlan(
-            Fault(
-                type=tag,
-                device=a,
-                params={"interface": iface.name, "peer": b},
-                inject=[configure(a, head, *(line.format(subnet=subnet) for line in inject))],
-                fix=[configure(a, head, *(line.format(subnet=subnet) for line in fix))],
-                present=[
-                    heard_test(ctx.network, a, b, False, tag),
-                    heard_test(ctx.network, b, a, False, tag),
-                ],
-            ),
-            impact,
-            healthy,
-        )
-
-    return injector
+def _unheard(network: Network, a: str, b: str, tag: str) -> list[HiddenTest]:
+    """Updates stop both ways over the link."""
+    return [heard_test(network, a, b, False, tag), heard_test(network, b, a, False, tag)]
 
 
 version_mismatch = fault("rip.version_mismatch", routing={"rip"})(
-    _link_fault(
+    end_fault(
+        any_end,
+        "interface {iface}",
         ["ip rip send version 1", "ip rip receive version 1"],
         ["no ip rip send version", "no ip rip receive version"],
-        "interface",
+        _unheard,
     )
 )
 missing_network_transit = fault("rip.missing_network_transit", routing={"rip"})(
-    _link_fault(["no network {subnet}"], ["network {subnet}"], "router")
+    end_fault(any_end, "router rip", ["no network {subnet}"], ["network {subnet}"], _unheard)
 )
 
 
@@ -93,99 +69,56 @@ def passive_transit(ctx: FaultContext, tag: str) -> FaultPlan | None:
     )
 
 
-def _auth_end(ctx: FaultContext) -> tuple[str, str, Iface, str] | None:
-    """One end of the link RIP authenticates: (router, peer, interface, key)."""
-    for link, key in sorted(ctx.network.rip_auth.items()):
-        ends = next(e for name, e in ctx.network.links if name == link)
-        (a, _), (b, _) = ctx.rng.sample(ends, 2)
-        iface = ctx.network.node(a).iface_to(b)
-        if ctx.take(f"link:{a}:{b}", f"link:{b}:{a}", f"if:{a}:{iface.name}"):
-            return a, b, iface, key
-    return None
-
-
-def _auth_fault(inject: list[str], fix: list[str]) -> Injector:
-    def injector(ctx: FaultContext, tag: str) -> FaultPlan | None:
-        if not (picked := _auth_end(ctx)):
-            return None
-        a, b, iface, key = picked
-        head = f"interface {iface.name}"
-        impact, healthy = link_down(ctx, a, b, tag)
-        return FaultPlan(
-            Fault(
-                type=tag,
-                device=a,
-                params={"interface": iface.name, "peer": b},
-                inject=[configure(a, head, *(line.format(key=key) for line in inject))],
-                fix=[configure(a, head, *(line.format(key=key) for line in fix))],
-                present=[
-                    heard_test(ctx.network, a, b, False, tag),
-                    heard_test(ctx.network, b, a, False, tag),
-                ],
-            ),
-            impact,
-            healthy,
-        )
-
-    return injector
+_auth_end = authenticated_end(lambda network: network.rip_auth)
 
 
 auth_key_mismatch = fault("rip.auth_key_mismatch", routing={"rip"})(
-    _auth_fault(
+    end_fault(
+        _auth_end,
+        "interface {iface}",
         ["ip rip authentication string {key}x"],
         ["ip rip authentication string {key}"],
+        _unheard,
     )
 )
 auth_one_side = fault("rip.auth_one_side", routing={"rip"})(
-    _auth_fault(["no ip rip authentication mode"], ["ip rip authentication mode md5"])
+    end_fault(
+        _auth_end,
+        "interface {iface}",
+        ["no ip rip authentication mode"],
+        ["ip rip authentication mode md5"],
+        _unheard,
+    )
 )
 
 
-@fault("rip.missing_network_stub", routing={"rip"})
-def missing_network_stub(ctx: FaultContext, tag: str) -> FaultPlan | None:
-    """A LAN's network statement removed (sometimes retyped for a prefix nobody has)."""
-    if not (picked := lan_port(ctx)):
-        return None
-    router, host, iface = picked
-    subnet = subnet_of(iface)
-    present = absent_line_test(
-        tag, router, f" network {subnet}", f"{router} does not announce {subnet} in RIP"
-    )
-    inject, fix = [f"no network {subnet}"], [f"network {subnet}"]
-    typo = mistyped(ctx, subnet)
-    if typo and ctx.rng.random() < 0.5:
-        inject, fix = [*inject, f"network {typo}"], [f"no network {typo}", *fix]
-    return FaultPlan(
-        Fault(
-            type=tag,
-            device=router,
-            params={"prefix": subnet},
-            inject=[configure(router, "router rip", *inject)],
-            fix=[configure(router, "router rip", *fix)],
-            present=[present],
-        ),
-        Impact(unannounced={host}),
-        [],
-    )
+# A LAN's network statement removed (sometimes retyped for a prefix nobody has).
+missing_network_stub = fault("rip.missing_network_stub", routing={"rip"})(
+    unannounced_lan("router rip", "network {prefix}", "RIP")
+)
 
 
 def _hop_distances(ctx: FaultContext, target: str) -> dict[str, int]:
     return nx.single_source_shortest_path_length(ctx.network.router_graph(), target)
 
 
-def _list_lines(kind: str, name: str, action: str, prefix: str) -> list[str]:
-    """A filter whose first entry matches ``prefix``; one that denies it lets the rest pass."""
+def _listed(
+    device: str, kind: str, name: str, action: str, prefix: str, line: str
+) -> tuple[list[ToolCall], list[ToolCall]]:
+    """A list ``name`` whose first entry matches ``prefix`` (one that denies it lets the rest
+    pass) and the RIP ``line`` that applies it; and their removal, the line first."""
     if kind == "prefix-list":
         entry = f"ip prefix-list {name} seq 5 {action} {prefix}"
         rest = f"ip prefix-list {name} seq 10 permit 0.0.0.0/0 le 32"
+        removal = f"no ip prefix-list {name}"
     else:
         entry = f"access-list {name} seq 5 {action} {prefix}"
         rest = f"access-list {name} seq 10 permit any"
-    return [entry, rest] if action == "deny" else [entry]
-
-
-def _list_removal(kind: str, name: str) -> str:
-    return f"no ip prefix-list {name}" if kind == "prefix-list" else f"no access-list {name}"
+        removal = f"no access-list {name}"
+    entries = [entry, rest] if action == "deny" else [entry]
+    inject = [configure(device, *entries), configure(device, "router rip", line)]
+    fix = [configure(device, "router rip", f"no {line}"), configure(device, removal)]
+    return inject, fix
 
 
 @fault("rip.distribute_list", routing={"rip"})
@@ -218,19 +151,14 @@ def distribute_list(ctx: FaultContext, tag: str) -> FaultPlan | None:
             direction = "out" if outbound else "in"
             line = f"distribute-list {word}{name} {direction} {iface.name}"
             via = ctx.network.node(n).iface_to(x).address.split("/")[0]
+            inject, fix = _listed(device, kind, name, "deny", prefix, line)
             return FaultPlan(
                 Fault(
                     type=tag,
                     device=device,
                     params={"prefix": prefix, "interface": iface.name, "list": name},
-                    inject=[
-                        configure(device, *_list_lines(kind, name, "deny", prefix)),
-                        configure(device, "router rip", line),
-                    ],
-                    fix=[
-                        configure(device, "router rip", f"no {line}"),
-                        configure(device, _list_removal(kind, name)),
-                    ],
+                    inject=inject,
+                    fix=fix,
                     present=[route_test(tag, x, prefix, False, via=via)],
                 ),
                 Impact(filtered={(n, x, h) for h in hosts_in(ctx.network, prefix)}),
@@ -245,58 +173,33 @@ def offset_steering(ctx: FaultContext, tag: str) -> FaultPlan | None:
     so traffic between two sites takes a longer way round."""
     if not ctx.take(tag):
         return None
-    graph = ctx.network.router_graph()
-    # Links other faults touch may be down: the detour must not rely on them.
-    graph.remove_edges_from([(a, b) for a, b in list(graph.edges) if f"link:{a}:{b}" in ctx.used])
-    pairs = list(itertools.permutations(sorted(ctx.network.lans), 2))
-    ctx.rng.shuffle(pairs)
-    for a, b in pairs:
-        source, target = ctx.network.router_of(a), ctx.network.router_of(b)
-        if source == target or not nx.has_path(graph, source, target):
-            continue
-        paths = list(nx.all_shortest_paths(graph, source, target))
-        if len(paths) != 1:
-            continue
-        path = paths[0]
-        index = ctx.rng.randrange(len(path) - 1)
-        x, y = path[index], path[index + 1]
-        detour = graph.copy()
-        detour.remove_edge(x, y)
-        if not nx.has_path(detour, x, target):
-            continue
-        around = nx.shortest_path_length(detour, x, target)
+    for way in detours(ctx):
+        x, y, path, index = way.x, way.y, way.path, way.index
+        around = len(way.around) - 1
         if around + 1 > REACH:
             continue
         extra = around - (len(path) - index - 2) + ctx.rng.randint(0, 1)  # hops added
-        detour_path = nx.shortest_path(detour, x, target)
-        keys = [f"link:{u}:{v}" for u, v in itertools.pairwise(detour_path)]
-        keys += [f"link:{v}:{u}" for u, v in itertools.pairwise(detour_path)]
         outbound = ctx.rng.random() < 0.4
         device, toward = (y, x) if outbound else (x, y)
         iface = ctx.network.node(device).iface_to(toward)
-        if not ctx.take(f"if:{x}:{iface.name}", f"link:{x}:{y}", f"link:{y}:{x}", *keys):
+        if not ctx.take(f"if:{x}:{iface.name}", f"link:{x}:{y}", f"link:{y}:{x}", *way.keys):
             continue
         if not ctx.take(f"rip.lists:{device}"):
             continue
-        prefix = ctx.network.lans[b]
+        prefix = ctx.network.lans[way.target]
         name = ctx.rng.choice(OFFSET_NAMES)
         # ripd adds an inbound offset in place of the port's cost of 1, an outbound one on top
         offset = extra if outbound else extra + 1
         line = f"offset-list {name} {'out' if outbound else 'in'} {offset} {iface.name}"
         via = ctx.network.node(y).iface_to(x).address.split("/")[0]
+        inject, fix = _listed(device, "access-list", name, "permit", prefix, line)
         return FaultPlan(
             Fault(
                 type=tag,
                 device=device,
                 params={"prefix": prefix, "interface": iface.name, "offset": offset},
-                inject=[
-                    configure(device, *_list_lines("access-list", name, "permit", prefix)),
-                    configure(device, "router rip", line),
-                ],
-                fix=[
-                    configure(device, "router rip", f"no {line}"),
-                    configure(device, _list_removal("access-list", name)),
-                ],
+                inject=inject,
+                fix=fix,
                 present=[route_test(tag, x, prefix, False, via=via)],
             ),
             Impact(prepends={(y, x, h): extra for h in hosts_in(ctx.network, prefix)}),
