@@ -75,6 +75,15 @@ VALID: dict[str, dict[str, Any]] = {
         "expect": False,
     },
     "ip_rule": {"priority": 1000, "expect": True},
+    "forward": {"target": "100.64.0.1", "port": 8080, "server": "srv", "expect": True},
+    "seen_source": {
+        "target": "100.64.9.10",
+        "port": 9090,
+        "server": "ext",
+        "source": "100.64.0.1",
+        "expect": True,
+    },
+    "netfilter": {"command": "iptables-save", "words": ["-j", "MASQUERADE"], "expect": False},
 }
 
 WRONG: dict[str, list[dict[str, Any]]] = {
@@ -123,6 +132,12 @@ WRONG: dict[str, list[dict[str, Any]]] = {
         {"target": "192.168.2.10", "count": 100, "max_rtt_ms": 40.0, "max_loss_percent": 200},
     ],
     "ip_rule": [{"priority": 0}, {"priority": "1000"}],
+    "forward": [{"target": "edge", "port": 80, "server": "srv"}, {"target": "10.0.0.1", "port": 0}],
+    "seen_source": [
+        {"target": "100.64.9.10", "port": 9090, "server": "ext", "source": "edge"},
+        {"target": "100.64.9.10", "port": 9090, "server": "ext"},
+    ],
+    "netfilter": [{"command": "iptables", "words": ["x"]}, {"command": "nft list ruleset"}],
 }
 
 KINDS = [kind_of(model) for model in TEST_MODELS]
