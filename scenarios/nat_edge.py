@@ -103,8 +103,8 @@ def plan_edge(level: int, rng: random.Random) -> Edge:
     inner = rng.randint(1, 250)
     aggregate = ipaddress.ip_network(f"10.{inner}.0.0/16")
     outer = rng.randint(64, 127)
-    inside_p2p = ipaddress.ip_network(f"10.{inner}.250.0/24").subnets(new_prefix=30)
-    outside_p2p = ipaddress.ip_network(f"100.{outer}.0.0/24").subnets(new_prefix=30)
+    inside_p2p = ipaddress.IPv4Network(f"10.{inner}.250.0/24").subnets(new_prefix=30)
+    outside_p2p = ipaddress.IPv4Network(f"100.{outer}.0.0/24").subnets(new_prefix=30)
     ifaces: dict[str, list[Iface]] = {r: [] for r in names}
     links: list[tuple[str, list[tuple[str, int]]]] = []
 
@@ -142,8 +142,8 @@ def plan_edge(level: int, rng: random.Random) -> Edge:
         address = lan.network_address + rng.randint(10, 200)
         link = f"lan{k}"
         links.append((link, [(router, len(ifaces[router])), (host, 0)]))
-        port = f"eth{len(ifaces[router])}"
-        ifaces[router].append(Iface(name=port, link=link, address=f"{gateway}/24", peer=host))
+        name = f"eth{len(ifaces[router])}"
+        ifaces[router].append(Iface(name=name, link=link, address=f"{gateway}/24", peer=host))
         lans[host] = str(lan)
         hosts.append(
             Node(

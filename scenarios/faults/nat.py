@@ -150,7 +150,8 @@ def nft_forward_override(plan: Edge, rng: random.Random, tag: str) -> NatFault |
     table = rng.choice(NFT_TABLES)
     wrong = plan.address(rng.choice([h for h in plan.inside_hosts if h != plan.server]))
     chain = f"nft add chain ip {table} pre {{ type nat hook prerouting priority -150 ; }}"
-    rule = f"nft add rule ip {table} pre ip daddr {plan.public} tcp dport {plan.port} dnat to {wrong}"
+    match = f"ip daddr {plan.public} tcp dport {plan.port}"
+    rule = f"nft add rule ip {table} pre {match} dnat to {wrong}"
     fault = Fault(
         type=tag,
         device=edge,
