@@ -18,7 +18,7 @@ DESIGN_FORMS = (
     "hosts reach the outside as {public}, {edge}'s outside address, and TCP {port} on {public} "
     "is published for {server} ({server_address}). Outside routers carry no route to the "
     "inside, by design.",
-    "Design: everything in {aggregate} leaves through {edge}, translated to {public}; "
+    "By design, everything in {aggregate} leaves through {edge}, translated to {public}; "
     "connections to {public} on TCP port {port} are handed to {server} at {server_address}. "
     "The outside part of the lab has no routes for {aggregate} and must not get any.",
     "The lab's inside ({aggregate}) meets the outside at {edge}. The outside should only ever "

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import ipaddress
 import random
+import re
 
 import pytest
 
+from netdojo.clients.heuristic.fixes_nat import parse_design
 from netdojo.scenarios.faults.nat import FAULTS
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import ToolCall
@@ -97,3 +99,16 @@ def test_two_faults_never_share_a_slot_and_each_keeps_a_symptom() -> None:
         for found in drawn:
             assert found is not None and found.breaks and found.breaks <= every
             assert _own(found, [found]) == found.breaks
+
+
+def test_the_heuristic_agent_reads_the_design_every_brief_states() -> None:
+    for level in LEVELS:
+        for seed in range(1, 21):
+            scenario = generate(NAME, level, seed)
+            design = parse_design(scenario.public.brief)
+            faults = scenario.hidden.faults
+            edges = {f.device for f in faults if f.type != "nat.asymmetric_return"}
+            assert design is not None
+            assert edges <= {design.edge}
+            assert design.server in scenario.public.brief
+            assert re.search(rf"TCP (port )?{design.port}\b", scenario.public.brief)
