@@ -30,6 +30,7 @@ ONE_ACCEPT = (
     "print(peer[0], flush=True)\n"
     "c.close()\n"
 )
+READY = "for i in $(seq 30); do ss -ltn | grep -q ':{port} ' && break; sleep 0.1; done"
 
 
 async def _passive_opens(ctx: CheckContext, device: str) -> int:
@@ -65,9 +66,11 @@ async def _seen_source(ctx: CheckContext, test: SeenSourceTest) -> Observed:
         raise CheckUnavailable(f"{params.target} belongs to {ctx.owner(params.target)}")
     tag = f"/tmp/netdojo-peer-{secrets.token_hex(4)}"
     script = ONE_ACCEPT.format(port=params.port, wait=LISTEN_S)
+    ready = READY.format(port=params.port)
     listen = (
-        f'python3 -c "{script}" >{tag}.log 2>/dev/null </dev/null & echo $! >{tag}.pid; sleep 0.5'
+        f'python3 -c "{script}" >{tag}.log 2>/dev/null </dev/null & echo $! >{tag}.pid; {ready}'
     )
+
     what = f"{test.device} -> {params.target}:{params.port}"
     async with ctx.lock(params.server):
         started = ran(
