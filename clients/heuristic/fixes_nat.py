@@ -3,7 +3,8 @@ the edge translated to its outside address, and a TCP port of that address is fo
 a named inside server.
 
 On the edge: a source translation of the inside bound to another port or another address
-is replaced by a MASQUERADE on the outside port, a missing one comes back, a port forward to
+is replaced by a MASQUERADE on the outside port, a missing one comes back, connection
+tracking turned off (which skips translation) comes back on, a port forward to
 another host is pointed back at the server (the server's own port is not in the brief: a
 forward kept on the server's address keeps its port, a new one uses the published port), and
 an nftables table of its own that translates goes. Inside routers: a static route whose next
@@ -79,6 +80,7 @@ async def fix_nat(session: ToolSession, design: Design, snap: Snapshot, actor: A
     rules = (await show(session, design.edge, "iptables -t nat -S")).get("text", "")
     await _source(design, outside, rules.splitlines(), actor)
     await _forward(design, outside, rules.splitlines(), actor)
+    await _tracking(session, design, actor)
     await _nft(session, design, actor)
     await _inside_routes(design, snap, actor)
 
@@ -118,6 +120,15 @@ async def _forward(design: Design, outside: str, lines: list[str], actor: Actor)
             f"-j DNAT --to-destination {design.server}"
         )
         await actor.execute(design.edge, f"iptables -t nat -A {spec}", "published port missing")
+
+
+async def _tracking(session: ToolSession, design: Design, actor: Actor) -> None:
+    """Untracked packets are never translated: the edge's raw-table `--notrack` rules go."""
+    text = (await show(session, design.edge, "iptables -t raw -S")).get("text", "")
+    for line in text.splitlines():
+        if line.startswith("-A ") and "--notrack" in line.split():
+            command = f"iptables -t raw -D {line.removeprefix('-A ')}"
+            await actor.execute(design.edge, command, "translation bypassed")
 
 
 async def _nft(session: ToolSession, design: Design, actor: Actor) -> None:

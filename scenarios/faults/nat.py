@@ -1,5 +1,6 @@
 """Faults of a translating edge (`scenarios.nat_edge`), each made the way an operator would
-make it: an iptables rule of the edge's nat table deleted or rewritten, an nftables table
+make it: an iptables rule of the edge's nat table deleted or rewritten, connection tracking
+turned off in the raw table (untracked packets are never translated), an nftables table
 that translates before iptables does, or a route on an inside router that sends the way out
 over the spare link, past the edge and its translation.
 
@@ -189,6 +190,36 @@ def asymmetric_return(plan: Edge, rng: random.Random, tag: str) -> NatFault | No
     return NatFault(fault, "route", breaks)
 
 
+def _untracked(plan: Edge, tag: str, spec: str, words: list[str], breaks: frozenset[str],
+               slot: str) -> NatFault:  # fmt: skip
+    edge = plan.edge
+    fault = Fault(
+        type=tag,
+        device=edge,
+        params={"rule": spec},
+        inject=[execute(edge, f"iptables -t raw -A {spec}")],
+        fix=[execute(edge, f"iptables -t raw -D {spec}")],
+        present=[_listed(tag, edge, words, True)],
+    )
+    return NatFault(fault, slot, breaks)
+
+
+def notrack_inside(plan: Edge, rng: random.Random, tag: str) -> NatFault | None:
+    """Connection tracking turned off for what the inside sends (a raw-table `CT --notrack`,
+    as if to spare the edge work): untracked packets are never translated."""
+    spec = f"PREROUTING -s {plan.aggregate} -j CT --notrack"
+    words = ["PREROUTING", plan.aggregate, "--notrack"]
+    return _untracked(plan, tag, spec, words, _ways_out(plan, plan.inside_hosts), "snat")
+
+
+def notrack_forward(plan: Edge, rng: random.Random, tag: str) -> NatFault | None:
+    """Connection tracking turned off for the published port: the forward never applies and
+    the edge answers the connection itself."""
+    spec = f"PREROUTING -i {plan.out_iface} -p tcp --dport {plan.port} -j CT --notrack"
+    words = ["PREROUTING", str(plan.port), "--notrack"]
+    return _untracked(plan, tag, spec, words, _forward(plan), "dnat")
+
+
 NatInjector = Callable[[Edge, random.Random, str], NatFault | None]
 FAULTS: dict[str, NatInjector] = {
     "nat.masquerade_missing": masquerade_missing,
@@ -199,4 +230,6 @@ FAULTS: dict[str, NatInjector] = {
     "nat.forward_missing": forward_missing,
     "nat.nft_forward_override": nft_forward_override,
     "nat.asymmetric_return": asymmetric_return,
+    "nat.notrack_inside": notrack_inside,
+    "nat.notrack_forward": notrack_forward,
 }
