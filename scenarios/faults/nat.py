@@ -206,10 +206,12 @@ def _untracked(plan: Edge, tag: str, spec: str, words: list[str], breaks: frozen
 
 def notrack_inside(plan: Edge, rng: random.Random, tag: str) -> NatFault | None:
     """Connection tracking turned off for what the inside sends (a raw-table `CT --notrack`,
-    as if to spare the edge work): untracked packets are never translated."""
+    as if to spare the edge work): untracked packets are never translated, the inside
+    server's answers through the forward included."""
     spec = f"PREROUTING -s {plan.aggregate} -j CT --notrack"
     words = ["PREROUTING", plan.aggregate, "--notrack"]
-    return _untracked(plan, tag, spec, words, _ways_out(plan, plan.inside_hosts), "snat")
+    breaks = _ways_out(plan, plan.inside_hosts) | _forward(plan)
+    return _untracked(plan, tag, spec, words, breaks, "snat")
 
 
 def notrack_forward(plan: Edge, rng: random.Random, tag: str) -> NatFault | None:
