@@ -20,7 +20,7 @@ from netdojo.scenarios.model import Fault, ToolCall, configure, execute
 from netdojo.scenarios.nat_edge import Edge, forward_test, ping_out, source_test
 
 WRONG_PORTS = (22, 80, 443, 3000, 8000, 8080)
-NFT_TABLES = ("portmap", "edge_nat", "fwd", "dmz", "publish")
+NFT_TABLES = ("portmap", "edge_nat", "portfwd", "dmz", "publish")  # not nft keywords
 
 
 @dataclass(frozen=True)
