@@ -184,7 +184,8 @@ def report(result: SoakReport, every: int) -> None:
     console.print(
         f"{result.episodes} episodes of {result.family} with {result.agent} in "
         f"{result.wall_s:.0f}s ({result.wall_s / max(1, result.episodes):.1f}s each); "
-        f"outcomes {result.outcomes} ({result.healthy_controls} healthy controls); at most {result.most_labs_at_once} lab(s) at once"
+        f"outcomes {result.outcomes} ({result.healthy_controls} healthy controls); "
+        f"at most {result.most_labs_at_once} lab(s) at once"
     )
     console.print(
         f"RSS: first quarter {result.rss_first_quarter_mib} MiB, last quarter "

@@ -396,6 +396,50 @@ class IpRuleTest(HiddenTestBase):
     params: IpRuleParams
 
 
+class ForwardParams(_Params):
+    target: Address
+    port: int = Field(ge=1, le=65535)
+    server: Name = Field(description="the device that must accept the connection")
+    expect: bool = True
+
+
+class ForwardTest(HiddenTestBase):
+    """``device`` opens a TCP connection to ``target``:``port``, an address that translates it
+    (a port forward), and ``server``, not the owner of ``target``, accepts it."""
+
+    kind: Literal["forward"] = "forward"
+    params: ForwardParams
+
+
+class SeenSourceParams(_Params):
+    target: Address
+    port: int = Field(ge=1, le=65535)
+    server: Name = Field(description="the device that owns ``target`` and watches the source")
+    source: Address = Field(description="the source address ``server`` must see")
+    expect: bool = True
+
+
+class SeenSourceTest(HiddenTestBase):
+    """``device`` opens a TCP connection to ``target``:``port``, where ``server`` listens for
+    one connection for the test, and ``server`` sees it come from ``source``."""
+
+    kind: Literal["seen_source"] = "seen_source"
+    params: SeenSourceParams
+
+
+class NetfilterParams(_Params):
+    command: Literal["iptables-save", "nft list ruleset"]
+    words: list[str] = Field(min_length=1, description="all on one line of the listing")
+    expect: bool = True
+
+
+class NetfilterTest(HiddenTestBase):
+    """A line of ``device``'s netfilter listing (``command``) holds every one of ``words``."""
+
+    kind: Literal["netfilter"] = "netfilter"
+    params: NetfilterParams
+
+
 HiddenTest = Annotated[
     PingTest
     | RouteTest
@@ -418,7 +462,10 @@ HiddenTest = Annotated[
     | ThroughputTest
     | LatencyTest
     | IpRuleTest
-    | IsisAdjacencyTest,
+    | IsisAdjacencyTest
+    | ForwardTest
+    | SeenSourceTest
+    | NetfilterTest,
     Field(discriminator="kind"),
 ]
 """Any hidden test, told apart by its ``kind``."""

@@ -24,6 +24,8 @@ FaultClass = Literal[
     "host_config",
     "policy_routing",
     "performance",
+    "translation",
+    "service",
     "kubernetes_policy",
     "none",
 ]
@@ -39,6 +41,9 @@ CLASSES: dict[FaultClass, str] = {
     "host_config": "a host's own address, mask or default gateway",
     "policy_routing": "a routing rule (`ip rule`) sending traffic to the wrong routing table",
     "performance": "a queue, shaper or drop on a link that slows or thins traffic",
+    "translation": "an address translation (source NAT, masquerade, port forward) missing, "
+    "wrong or bypassed",
+    "service": "a network service in the lab (DHCP, DNS) serving wrong or no answers",
     "kubernetes_policy": "a Kubernetes NetworkPolicy that admits or denies the wrong flows",
     "none": "nothing is wrong: the network is healthy",
 }
@@ -121,6 +126,16 @@ TAXONOMY: dict[str, FaultClass] = {
     "perf.shaper_class": "performance",
     "perf.lan_rate_limit": "performance",
     "perf.random_drop": "performance",
+    "nat.masquerade_missing": "translation",
+    "nat.snat_wrong_address": "translation",
+    "nat.snat_wrong_interface": "translation",
+    "nat.forward_wrong_host": "translation",
+    "nat.forward_wrong_port": "translation",
+    "nat.forward_missing": "translation",
+    "nat.nft_forward_override": "translation",
+    "nat.asymmetric_return": "static_route",
+    "nat.notrack_inside": "translation",
+    "nat.notrack_forward": "translation",
 }
 """Each fault type id -> its class; Kubernetes policy types (``k8s.*``) by their prefix."""
 

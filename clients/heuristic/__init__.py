@@ -5,7 +5,8 @@ state with the addressing plan and with the network's own conventions (the two e
 link, what most routers do), repairs what departs from them with the smallest change, and
 checks the result with pings between the hosts. On a Kubernetes NetworkPolicy task it reads
 the cluster with kubectl instead and searches for the policy edits that give the brief's
-intended connectivity (`k8s`). It never looks at a scenario's hidden half.
+intended connectivity (`k8s`); on a translating edge it checks the translation against
+the design the brief states (`fixes_nat`). It never looks at a scenario's hidden half.
 
 Its diagnosis is what it found: the devices it repaired (or, with read-only tools, would have
 repaired) and the class of each repair; ``none`` when it found nothing and every host pair
@@ -31,6 +32,7 @@ from netdojo.clients.heuristic.fixes_iface import (
     fix_mtu,
 )
 from netdojo.clients.heuristic.fixes_isis import fix_isis
+from netdojo.clients.heuristic.fixes_nat import fix_nat, parse_design
 from netdojo.clients.heuristic.fixes_ospf import fix_ospf
 from netdojo.clients.heuristic.fixes_rip import fix_rip
 from netdojo.clients.heuristic.fixes_static import fix_static_design, fix_static_overrides
@@ -74,15 +76,20 @@ async def investigate(session: ToolSession, brief: str) -> tuple[str, Diagnosis 
     read_only = not CHANGE_TOOLS & offered
     actor = Actor(session, read_only=read_only, hosts=frozenset(topo.hosts))
     built: str | None = None
+    edge = parse_design(brief)
     for round_ in range(MAX_ROUNDS):
         snap = await observe(session, topo)
         before = len(actor.changes)
-        if round_ == 0 and (built := build_kind(brief, snap)):
-            await build(built, brief, snap, actor)
-            snap = await observe(session, topo)
-        await repair(snap, actor, statically_routed=built == "static" or is_static(snap))
-        actor.area = "filtering"
-        await fix_acl(session, brief, snap, actor)
+        if edge is not None:  # a translating edge: the outside is meant to have no inside routes
+            actor.area = "translation"
+            await fix_nat(session, edge, snap, actor)
+        else:
+            if round_ == 0 and (built := build_kind(brief, snap)):
+                await build(built, brief, snap, actor)
+                snap = await observe(session, topo)
+            await repair(snap, actor, statically_routed=built == "static" or is_static(snap))
+            actor.area = "filtering"
+            await fix_acl(session, brief, snap, actor)
         if len(actor.changes) == before or read_only:
             break
         await anyio.sleep(SETTLE_S)  # let the change reconverge before the next look

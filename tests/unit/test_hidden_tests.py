@@ -81,6 +81,15 @@ VALID: dict[str, dict[str, Any]] = {
         "interface": "eth1",
         "expect": False,
     },
+    "forward": {"target": "100.64.0.1", "port": 8080, "server": "srv", "expect": True},
+    "seen_source": {
+        "target": "100.64.9.10",
+        "port": 9090,
+        "server": "ext",
+        "source": "100.64.0.1",
+        "expect": True,
+    },
+    "netfilter": {"command": "iptables-save", "words": ["-j", "MASQUERADE"], "expect": False},
 }
 
 WRONG: dict[str, list[dict[str, Any]]] = {
@@ -134,6 +143,12 @@ WRONG: dict[str, list[dict[str, Any]]] = {
         {"neighbor": "", "system_id": "0102.5500.0023", "interface": "eth1"},
         {"neighbor": "r2", "system_id": "0102.5500.0023"},
     ],
+    "forward": [{"target": "edge", "port": 80, "server": "srv"}, {"target": "10.0.0.1", "port": 0}],
+    "seen_source": [
+        {"target": "100.64.9.10", "port": 9090, "server": "ext", "source": "edge"},
+        {"target": "100.64.9.10", "port": 9090, "server": "ext"},
+    ],
+    "netfilter": [{"command": "iptables", "words": ["x"]}, {"command": "nft list ruleset"}],
 }
 
 KINDS = [kind_of(model) for model in TEST_MODELS]
