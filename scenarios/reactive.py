@@ -171,6 +171,8 @@ def _assemble(
     if spec.network_routing in ("ospf", "bgp", "ibgp"):
         guards += _link_guards(network, impact, spec.network_routing)
     lab = render_lab(network, spec.network_routing, lab_name)
+    if spec.furnish is not None:
+        spec.furnish(lab, network)
     constraints: list[str] = []
     if policy is not None:
         install_policy(lab, network, policy)
