@@ -12,6 +12,7 @@ one line changed.
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 from dataclasses import dataclass
 
@@ -61,10 +62,11 @@ class Services:
 
 
 def place_services(network: Network) -> Services:
-    """The DNS server is the router with the most links (ties by name); a host's DHCP server is
-    its gateway."""
-    routers = sorted(network.routers, key=lambda r: (-len(r.ifaces), r.name))
-    dns = routers[0]
+    """The DNS server is a router picked by a hash of the plan (so it is seeded, and not
+    where the topology alone would put it); a host's DHCP server is its gateway."""
+    routers = sorted(network.routers, key=lambda r: r.name)
+    digest = hashlib.sha256(network.model_dump_json().encode()).digest()
+    dns = routers[int.from_bytes(digest[:4], "big") % len(routers)]
     assert dns.loopback is not None
     dhcp = {
         host: (network.router_of(host), network.node(network.router_of(host)).iface_to(host).name)

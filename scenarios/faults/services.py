@@ -191,12 +191,14 @@ def _dns_plan(
 
 @fault("dns.wrong_record")
 def wrong_record(ctx: FaultContext, tag: str) -> FaultPlan | None:
-    """A host's A record holds another host's address: its name leads to the wrong host."""
+    """A host's A record holds another host's address: its name leads to the wrong host (the
+    client looking it up may be that host itself)."""
     hosts = sorted(ctx.network.lans)
-    if len(hosts) < 3 or not ctx.take("dns:zone"):
+    if len(hosts) < 2 or not ctx.take("dns:zone"):
         return None
-    target, other = ctx.rng.sample(hosts, 2)
-    client = ctx.rng.choice([h for h in hosts if h not in (target, other)])
+    target = ctx.rng.choice(hosts)
+    others = [h for h in hosts if h != target]
+    other, client = ctx.rng.choice(others), ctx.rng.choice(others)
     services = place_services(ctx.network)
     records = zone_records(ctx.network, services)
     name = services.name_of(target)
