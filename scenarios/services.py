@@ -84,6 +84,7 @@ class DhcpScope:
     last: str
     router: str
     dns: str
+    reserved: str | None = None  # a MAC the scope's address is bound to, when not the host's
 
 
 def dhcp_scope(network: Network, services: Services, host: str) -> DhcpScope:
@@ -102,6 +103,7 @@ def dhcp_conf(scope: DhcpScope) -> str:
             "bind-dynamic",
             "dhcp-authoritative",
             f"dhcp-range={scope.first},{scope.last},255.255.255.0,{LEASE}",
+            *([f"dhcp-host={scope.reserved},{scope.first}"] if scope.reserved else []),
             f"dhcp-option=option:router,{scope.router}",
             f"dhcp-option=option:dns-server,{scope.dns}",
             f"dhcp-option=option:domain-name,{ZONE}",

@@ -17,6 +17,7 @@ register(
         "went wrong.",
         faults=(
             services.scope_outside,
+            services.scope_exhausted,
             services.wrong_router,
             services.wrong_resolver,
             services.wrong_record,

@@ -113,6 +113,20 @@ def scope_outside(ctx: FaultContext, tag: str) -> FaultPlan | None:
     return _dhcp_plan(ctx, tag, host, wrong, present, Impact(isolated={host}), frozenset(), params)
 
 
+@fault("dhcp.scope_exhausted")
+def scope_exhausted(ctx: FaultContext, tag: str) -> FaultPlan | None:
+    """The scope's only address is bound (`dhcp-host`) to another device's MAC: the pool has
+    nothing left for the host, which is left without an address."""
+    if not (host := _client(ctx)):
+        return None
+    right = dhcp_scope(ctx.network, place_services(ctx.network), host)
+    mac = "02:" + ":".join(f"{ctx.rng.randint(0, 255):02x}" for _ in range(5))
+    wrong = dataclasses.replace(right, reserved=mac)
+    present = lease_test(ctx, tag, host, expect=False)
+    params = {"reserved_for": mac}
+    return _dhcp_plan(ctx, tag, host, wrong, present, Impact(isolated={host}), frozenset(), params)
+
+
 def _unused(ctx: FaultContext, host: str) -> str:
     """An address in ``host``'s LAN that no device has."""
     lan = ctx.network.lans[host]
