@@ -18,6 +18,7 @@ register(
         faults=(
             services.scope_outside,
             services.scope_exhausted,
+            services.config_broken,
             services.wrong_router,
             services.wrong_resolver,
             services.wrong_record,

@@ -76,19 +76,20 @@ def _client(ctx: FaultContext) -> str | None:
 
 
 def _dhcp_plan(
-    ctx: FaultContext, tag: str, host: str, wrong: DhcpScope, present: HiddenTest,
+    ctx: FaultContext, tag: str, host: str, wrong: DhcpScope | str, present: HiddenTest,
     impact: Impact, flows: frozenset[Observation], params: dict[str, object],
 ) -> FaultPlan:  # fmt: skip
     services = place_services(ctx.network)
     router, _ = services.dhcp[host]
     right = dhcp_scope(ctx.network, services, host)
     renew = service_call(host, "dhcp-client")
+    wrong = dhcp_conf(wrong) if isinstance(wrong, DhcpScope) else wrong
     return FaultPlan(
         Fault(
             type=tag,
             device=router,
             params={"host": host, **params},
-            inject=[service_call(router, "dhcp-server", dhcp_conf(wrong)), renew],
+            inject=[service_call(router, "dhcp-server", wrong), renew],
             fix=[service_call(router, "dhcp-server", dhcp_conf(right)), renew],
             present=[present],
         ),
@@ -109,8 +110,10 @@ def scope_outside(ctx: FaultContext, tag: str) -> FaultPlan | None:
     first = other_subnet(right.first, shift)
     wrong = dataclasses.replace(right, first=first, last=first)
     present = lease_test(ctx, tag, host, expect=False)
-    params = {"range": first}
-    return _dhcp_plan(ctx, tag, host, wrong, present, Impact(isolated={host}), frozenset(), params)
+    params: dict[str, object] = {"range": first}
+    return _dhcp_plan(
+        ctx, tag, host, dhcp_conf(wrong), present, Impact(isolated={host}), frozenset(), params
+    )
 
 
 @fault("dhcp.scope_exhausted")
@@ -123,8 +126,36 @@ def scope_exhausted(ctx: FaultContext, tag: str) -> FaultPlan | None:
     mac = "02:" + ":".join(f"{ctx.rng.randint(0, 255):02x}" for _ in range(5))
     wrong = dataclasses.replace(right, reserved=mac)
     present = lease_test(ctx, tag, host, expect=False)
-    params = {"reserved_for": mac}
-    return _dhcp_plan(ctx, tag, host, wrong, present, Impact(isolated={host}), frozenset(), params)
+    params: dict[str, object] = {"reserved_for": mac}
+    return _dhcp_plan(
+        ctx, tag, host, dhcp_conf(wrong), present, Impact(isolated={host}), frozenset(), params
+    )
+
+
+MISSPELT = {
+    "dhcp-range": ("dhcp-rnage", "dhcp_range", "dhcprange"),
+    "host-record": ("host-recrod", "host_record", "hostrecord"),
+}
+
+
+def _misspelt(ctx: FaultContext, text: str, line: str) -> str:
+    """``text`` with the option name of ``line`` misspelt, as dnsmasq refuses it."""
+    key, value = line.split("=", 1)
+    return text.replace(line + "\n", f"{ctx.rng.choice(MISSPELT[key])}={value}\n", 1)
+
+
+@fault("dhcp.config_broken")
+def config_broken(ctx: FaultContext, tag: str) -> FaultPlan | None:
+    """The scope's option name is misspelt: dnsmasq refuses the file, the DHCP server does
+    not start, and the host is left without an address."""
+    if not (host := _client(ctx)):
+        return None
+    text = dhcp_conf(dhcp_scope(ctx.network, place_services(ctx.network), host))
+    line = next(x for x in text.splitlines() if x.startswith("dhcp-range="))
+    wrong = _misspelt(ctx, text, line)
+    present = lease_test(ctx, tag, host, expect=False)
+    isolated = Impact(isolated={host})
+    return _dhcp_plan(ctx, tag, host, wrong, present, isolated, frozenset(), {"line": line})
 
 
 def _unused(ctx: FaultContext, host: str) -> str:
@@ -175,7 +206,9 @@ def wrong_resolver(ctx: FaultContext, tag: str) -> FaultPlan | None:
     present = lease_test(ctx, tag, host, dns=resolver)
     name = services.name_of(peer)
     flows = frozenset({Observation("unresolved", (host, peer))})
-    plan = _dhcp_plan(ctx, tag, host, wrong, present, Impact(), flows, {"resolver": resolver})
+    plan = _dhcp_plan(
+        ctx, tag, host, dhcp_conf(wrong), present, Impact(), flows, {"resolver": resolver}
+    )
     lookup = answer_test(tag, host, name, ctx.network.host_address(peer), None)
     return dataclasses.replace(plan, healthy=[*plan.healthy, lookup])
 
@@ -232,7 +265,7 @@ def wrong_record(ctx: FaultContext, tag: str) -> FaultPlan | None:
 
 @fault("dns.zone_broken")
 def zone_broken(ctx: FaultContext, tag: str) -> FaultPlan | None:
-    """A record in the zone has a mistyped address; dnsmasq refuses its file and the DNS
+    """A record's option name is misspelt; dnsmasq refuses its file and the DNS
     server does not start, so no name resolves."""
     hosts = sorted(ctx.network.lans)
     if len(hosts) < 2 or not ctx.take("dns:zone"):
@@ -242,15 +275,7 @@ def zone_broken(ctx: FaultContext, tag: str) -> FaultPlan | None:
     records = zone_records(ctx.network, services)
     name = services.name_of(target)
     right_address = records[name]
-    octets = right_address.split(".")
-    typo = ctx.rng.choice(
-        (
-            f"{'.'.join(octets[:3])}.{int(octets[3]) + 256}",
-            ".".join(octets[:3]),
-            right_address + ".",
-        )
-    )
-    records[name] = typo
+    zone = _misspelt(ctx, dns_conf(services, records), f"host-record={name},{right_address}")
     server = services.dns_address
     present = answer_test(tag, client, name, right_address, server, expect=False)
     healthy: list[HiddenTest] = [
@@ -258,6 +283,5 @@ def zone_broken(ctx: FaultContext, tag: str) -> FaultPlan | None:
         answer_test(tag, client, name, right_address, None),
     ]
     flows = frozenset({Observation("unresolved", (client, target))})
-    zone = dns_conf(services, records)
     return _dns_plan(ctx, tag, services, records, present, healthy, flows, {"name": name},
                      zone)  # fmt: skip
