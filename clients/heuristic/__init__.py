@@ -26,6 +26,7 @@ from netdojo.clients.heuristic.fixes_iface import (
     fix_mtu,
 )
 from netdojo.clients.heuristic.fixes_ospf import fix_ospf
+from netdojo.clients.heuristic.fixes_services import fix_services
 from netdojo.clients.heuristic.fixes_static import fix_static_design, fix_static_overrides
 from netdojo.clients.heuristic.k8s import solve_policies
 from netdojo.clients.heuristic.k8s_intent import is_policy_task
@@ -48,7 +49,8 @@ async def troubleshoot(session: ToolSession, brief: str) -> str:
     Each round reads every device, applies the fixes it finds, and waits for routing to settle;
     a round that finds nothing to change ends the work, and pings between the hosts verify it.
     """
-    if "python" in {tool.name for tool in await session.list_tools()}:
+    tools = {tool.name for tool in await session.list_tools()}
+    if "python" in tools:
         return await survey_model(session)
     topo = await read_topology(session)
     if is_policy_task(brief, len(topo.routers), topo.links):
@@ -61,6 +63,8 @@ async def troubleshoot(session: ToolSession, brief: str) -> str:
         if round_ == 0 and (built := build_kind(brief, snap)):
             await build(built, brief, snap, actor)
             snap = await observe(session, topo)
+        if "service" in tools and await fix_services(session, snap, actor):
+            continue  # hosts renewed their leases: look again before judging their settings
         await repair(snap, actor, statically_routed=built == "static" or is_static(snap))
         await fix_acl(session, brief, snap, actor)
         if len(actor.changes) == before:

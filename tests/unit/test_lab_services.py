@@ -3,8 +3,11 @@ lab gets them, faults that change one line, and the lease and lookup reads."""
 
 from __future__ import annotations
 
+import ipaddress
+
 import pytest
 
+from netdojo.clients.heuristic import fixes_services
 from netdojo.judges.service_checks import parse_lease
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.registry import LEVELS, family
@@ -83,3 +86,40 @@ def test_an_agent_reads_the_service_files_and_looks_names_up() -> None:
     for command in ("dig -f /etc/passwd", "dig h1 ; rm -rf /", "cat /etc/shadow"):
         with pytest.raises(ReadRefused):
             parse_read(command)
+
+
+def test_the_heuristic_agent_puts_each_faulted_file_back_from_the_public_topology() -> None:
+    for seed in range(1, 31):
+        scenario = generate(NAME, 1, seed)
+        addresses = {
+            d.name: (d.interfaces[0].address or "").split("/")[0]
+            for d in scenario.public.devices
+            if d.role == "host"
+        }
+        network_dns = next(
+            line.split("=", 1)[1]
+            for d in scenario.hidden.lab.devices
+            for line in d.files.get(DNS_CONF, "").splitlines()
+            if line.startswith("listen-address=")
+        )
+        for fault in scenario.hidden.faults:
+            if fault.red_herring:
+                continue
+            wrong = fault.inject[0].arguments["config"].splitlines()
+            right = fault.fix[0].arguments["config"].splitlines()
+            if fault.type.startswith("dns."):
+                assert fixes_services._zone(wrong, addresses) == right
+                continue
+            host = fault.params["host"]
+            (port,) = next(d for d in scenario.public.devices if d.name == host).interfaces
+            gateway = next(
+                i.address
+                for d in scenario.public.devices
+                for i in d.interfaces
+                if d.name == fault.device and i.link == port.link
+            )
+            assert port.address and gateway
+            fixed = fixes_services._scope(
+                wrong, ipaddress.IPv4Interface(port.address), gateway.split("/")[0], network_dns
+            )
+            assert fixed == right, fault.type
