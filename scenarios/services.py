@@ -95,6 +95,18 @@ def dhcp_scope(network: Network, services: Services, host: str) -> DhcpScope:
     return DhcpScope(port, address, address, gateway, services.dns_address)
 
 
+FIXED_LINES = frozenset(
+    {
+        "dhcp-leasefile=/var/lib/misc/dnsmasq-dhcp.leases",
+        "pid-file=/run/dnsmasq-dhcp.pid",
+        "log-facility=/var/log/dnsmasq-dhcp.log",
+        "pid-file=/run/dnsmasq-dns.pid",
+        "log-facility=/var/log/dnsmasq-dns.log",
+    }
+)
+"""The servers' own paths, which their files keep."""
+
+
 def dhcp_conf(scope: DhcpScope) -> str:
     return "\n".join(
         [

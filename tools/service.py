@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
+from netdojo.scenarios.services import FIXED_LINES as DEFAULT_LINES
 from netdojo.scenarios.services import SERVER_CONF, renew_client, start_server
 from netdojo.tools.spec import Device, ToolArguments, ToolSpec
 
@@ -20,6 +21,27 @@ if TYPE_CHECKING:
 
 SERVICE_TIMEOUT_S = 40
 MAX_OUTPUT = 2000
+REFUSED_WORDS = (
+    "script", "file", "dir", "addn", "tftp", "server", "user", "group", "bus", "dump", "lua",
+)  # fmt: skip
+"""Option names a server file may not use: dnsmasq runs scripts, reads and writes files, and
+forwards beyond the lab with them."""
+FIXED = {"pid-file", "log-facility", "dhcp-leasefile"}  # allowed with the lab's own value
+
+
+def config_problem(text: str) -> str | None:
+    """Why a server file is refused, if it is: an option that runs a program, touches another
+    file, forwards upstream or drops privileges, or a fixed path changed."""
+    for line in text.splitlines():
+        key = line.strip().split("=", 1)[0].strip().lower()
+        if not key or key.startswith("#"):
+            continue
+        if key in FIXED:
+            if line.strip() not in DEFAULT_LINES:
+                return f"`{key}` keeps the lab's own value"
+        elif any(word in key for word in REFUSED_WORDS):
+            return f"the option `{key}` is not allowed in a lab service's file"
+    return None
 
 
 class ServiceArguments(ToolArguments):
@@ -31,6 +53,13 @@ class ServiceArguments(ToolArguments):
         description="a server's whole new configuration file (dnsmasq syntax); omit to "
         "restart with the file as it is",
     )
+
+    @field_validator("config")
+    @classmethod
+    def _allowed(cls, config: str | None) -> str | None:
+        if config is not None and (problem := config_problem(config)):
+            raise ValueError(problem)
+        return config
 
 
 class ServiceResult(BaseModel):
@@ -85,4 +114,5 @@ SERVICE = ToolSpec(
     read_only=False,
     destructive=True,
     act=act,
+    refusal_unsafe=True,
 )

@@ -13,6 +13,8 @@ from netdojo.scenarios.generate import generate
 from netdojo.scenarios.registry import LEVELS, family
 from netdojo.scenarios.services import DHCP_CONF, DNS_CONF, ZONE
 from netdojo.tools.read_allowlist import ReadRefused, parse_read
+from netdojo.tools.service import ServiceArguments, config_problem
+from netdojo.tools.spec import InvalidArguments
 
 NAME = "lab-services"
 
@@ -123,3 +125,22 @@ def test_the_heuristic_agent_puts_each_faulted_file_back_from_the_public_topolog
                 wrong, ipaddress.IPv4Interface(port.address), gateway.split("/")[0], network_dns
             )
             assert fixed == right, fault.type
+
+
+def test_a_server_file_may_not_run_programs_read_files_or_forward_upstream() -> None:
+    scenario = generate(NAME, 1, 1)
+    for device in scenario.hidden.lab.devices:
+        for path in (DHCP_CONF, DNS_CONF):
+            if path in device.files:
+                assert config_problem(device.files[path]) is None
+    for fault in scenario.hidden.faults:
+        for call in fault.inject + fault.fix:
+            assert config_problem(call.arguments.get("config", "")) is None
+    for line in ("dhcp-script=/bin/sh", "conf-file=/etc/shadow", "server=192.0.2.1",
+                 "addn-hosts=/etc/frr/frr.conf", "log-facility=/etc/frr/frr.conf",
+                 "user=root", "enable-tftp"):  # fmt: skip
+        assert config_problem(f"port=0\n{line}\n"), line
+    with pytest.raises(InvalidArguments):
+        ServiceArguments.checked(
+            {"device": "r1", "service": "dns-server", "config": "dhcp-script=/x"}
+        )
