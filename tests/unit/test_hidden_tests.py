@@ -75,6 +75,18 @@ VALID: dict[str, dict[str, Any]] = {
         "expect": False,
     },
     "ip_rule": {"priority": 1000, "expect": True},
+    "dhcp_lease": {
+        "subnet": "10.1.1.0/24",
+        "router": "10.1.1.1",
+        "dns": "10.255.0.7",
+        "expect": True,
+    },
+    "dns_answer": {
+        "name": "h1.site.lan",
+        "address": "10.1.1.57",
+        "server": "10.255.0.7",
+        "expect": True,
+    },
 }
 
 WRONG: dict[str, list[dict[str, Any]]] = {
@@ -123,6 +135,8 @@ WRONG: dict[str, list[dict[str, Any]]] = {
         {"target": "192.168.2.10", "count": 100, "max_rtt_ms": 40.0, "max_loss_percent": 200},
     ],
     "ip_rule": [{"priority": 0}, {"priority": "1000"}],
+    "dhcp_lease": [{"router": "10.1.1.1"}, {"subnet": ["10.1.1.0/24"]}],
+    "dns_answer": [{"name": "h1.site.lan"}, {"name": "h1", "address": "10.1.1.57", "ttl": 5}],
 }
 
 KINDS = [kind_of(model) for model in TEST_MODELS]
