@@ -65,7 +65,10 @@ class ServiceArguments(ToolArguments):
 class ServiceResult(BaseModel):
     device: str
     service: str
-    ok: bool = Field(description="the server is running again, or the client asked anew")
+    ok: bool = Field(description="the file was written and the restart or renewal was run")
+    running: bool | None = Field(
+        default=None, description="a server: it came up (if not, `output` says why)"
+    )
     output: str = ""
     leased: bool | None = Field(default=None, description="dhcp-client: a lease was obtained")
 
@@ -87,7 +90,10 @@ async def act(lab: LiveLab, arguments: ServiceArguments) -> ServiceResult:
         await lab.write_file(device, SERVER_CONF[service], arguments.config)
     done = await lab.exec(device, ["sh", "-c", start_server(service)], timeout=SERVICE_TIMEOUT_S)
     output = (done.stdout + done.stderr)[-MAX_OUTPUT:]
-    return ServiceResult(device=device, service=service, ok=done.ok, output=output)
+    return ServiceResult(
+        device=device, service=service, ok=done.exit_code is not None, running=done.ok,
+        output=output,
+    )  # fmt: skip
 
 
 async def _run(tools: LabTools, arguments: ServiceArguments) -> ServiceResult:

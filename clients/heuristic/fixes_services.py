@@ -49,6 +49,8 @@ async def _service(actor: Actor, device: str, service: str, lines: list[str] | N
         actor.failures.append(f"{device}: {service}: {exc}")
         return False
     actor.changes.append(f"{device}: {service} {'rewritten and ' if lines else ''}restarted")
+    if result.get("running") is False:
+        actor.failures.append(f"{device}: {service} did not start: {result.get('output', '')}")
     return bool(result.get("ok"))
 
 
