@@ -28,7 +28,7 @@ SERVER_PID = {"dhcp-server": "/run/dnsmasq-dhcp.pid", "dns-server": "/run/dnsmas
 CLIENT_CONF = "/etc/dhcp/dhclient.conf"
 CLIENT_LEASES = "/var/lib/dhcp/dhclient.eth0.leases"
 CLIENT_PID = "/run/dhclient.eth0.pid"
-CLIENT_TIMEOUT_S = 10
+CLIENT_TIMEOUT_S = 6
 RESOLV_HOOK = "/etc/dhcp/dhclient-enter-hooks.d/lab-resolv"
 READABLE = (DHCP_CONF, DNS_CONF, "/etc/resolv.conf", CLIENT_LEASES)
 
