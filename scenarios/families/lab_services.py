@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from netdojo.scenarios.families.shapes import SURE_PATHS
 from netdojo.scenarios.faults import services
-from netdojo.scenarios.model import STANDARD_TOOLS
+from netdojo.scenarios.model import SERVICE_TOOLS
 from netdojo.scenarios.registry import Family, register
 from netdojo.scenarios.services import furnish_services
 
@@ -26,6 +26,6 @@ register(
         ),
         repair="services",
         furnish=furnish_services,
-        tools=(*STANDARD_TOOLS[:-1], "service", STANDARD_TOOLS[-1]),
+        tools=SERVICE_TOOLS,
     )
 )

@@ -253,7 +253,7 @@ def wrong_record(ctx: FaultContext, tag: str) -> FaultPlan | None:
     records[name] = wrong_address
     right_address = ctx.network.host_address(target)
     server = services.dns_address
-    present = answer_test(tag, client, name, wrong_address, server)
+    present = answer_test(tag, services.dns_router, name, wrong_address, server)
     healthy: list[HiddenTest] = [
         answer_test(tag, client, name, right_address, server),
         answer_test(tag, client, name, right_address, None),
@@ -277,7 +277,7 @@ def zone_broken(ctx: FaultContext, tag: str) -> FaultPlan | None:
     right_address = records[name]
     zone = _misspelt(ctx, dns_conf(services, records), f"host-record={name},{right_address}")
     server = services.dns_address
-    present = answer_test(tag, client, name, right_address, server, expect=False)
+    present = answer_test(tag, services.dns_router, name, right_address, server, expect=False)
     healthy: list[HiddenTest] = [
         answer_test(tag, client, name, right_address, server),
         answer_test(tag, client, name, right_address, None),
