@@ -97,6 +97,11 @@ LOSSY_FORMS = (
     "{a} sees packet loss towards {b}; the design tolerates at most {figure}% lost pings",
     "traffic between {a} and {b} is lossy, well above the {figure}% loss the network allows",
 )
+UNRESOLVED_FORMS = (
+    "{a} cannot reach {b} by name: looking up {b}'s name from {a} fails or gives the wrong address",
+    "name resolution is off on {a}: {b}'s name does not lead to {b} ({ba})",
+    "from {a}, the lab name of {b} does not resolve to {ba}",
+)
 CONNECTIVITY_GOALS = (
     "Restore full connectivity between all hosts.",
     "Make every host reachable from every other host again.",
@@ -188,6 +193,13 @@ ROUTING_RULES = {
         "Fix the cause in the routers' packet handling; the static routing design stays as it "
         "is, with no translation or borrowed addresses.",
     ),
+    "services": (
+        "Routing is as designed (OSPF): repair the lab's services themselves (the DHCP and DNS "
+        "servers' configuration, and the hosts' leases), with no static addresses or routes on "
+        "the hosts, no static or kernel routes, no NAT.",
+        "Fix the cause in the DHCP and DNS services; hosts keep taking their settings from "
+        "DHCP, and routing stays with OSPF (no static or kernel routes, no translation).",
+    ),
     "hosts": (
         "Fix each host in its own settings (address, mask, gateway); the routers keep running "
         "OSPF, with no static or kernel routes, proxy ARP or NAT added to cover for a host.",
@@ -201,6 +213,8 @@ ROUTING_RULES = {
 
 
 PERFORMANCE_FORMS = {"stalled": STALLED_FORMS, "slow": SLOW_FORMS, "lossy": LOSSY_FORMS}
+FLOW_FORMS = {**PERFORMANCE_FORMS, "unresolved": UNRESOLVED_FORMS}
+"""The forms of observations about one flow from a host to another."""
 
 
 def routing_rule(rules: str, rng: random.Random) -> str:
@@ -221,9 +235,9 @@ def _line(seen: Observation, routing: str, addresses: dict[str, str], rng: rando
     if seen.kind == "quiet":
         forms = QUIET_FORMS + (LOST_FORMS.get(routing, ()) if seen.lost else ())
         return rng.choice(forms)
-    if seen.kind in PERFORMANCE_FORMS:
+    if seen.kind in FLOW_FORMS:
         a, b = hosts
-        form = rng.choice(PERFORMANCE_FORMS[seen.kind])
+        form = rng.choice(FLOW_FORMS[seen.kind])
         return form.format(a=a, b=b, ba=addresses[b], figure=f"{seen.figure:g}")
     client, server = hosts
     forms = BLOCKED_FORMS if seen.kind == "blocked" else OPEN_FORMS

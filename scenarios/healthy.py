@@ -58,6 +58,8 @@ def healthy_task(
     ]
     guards += link_guards(network, Impact(), routing)
     lab = render_lab(network, routing, lab_name)
+    if spec.furnish is not None:
+        spec.furnish(lab, network)
     constraints: list[str] = []
     if policy is not None:
         install_policy(lab, network, policy)

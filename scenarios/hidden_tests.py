@@ -440,6 +440,36 @@ class NetfilterTest(HiddenTestBase):
     params: NetfilterParams
 
 
+class DhcpLeaseParams(_Params):
+    subnet: str = Field(description="the prefix the lease's address must lie in")
+    router: str | None = Field(default=None, description="the gateway the lease must hand out")
+    dns: str | None = Field(default=None, description="the resolver the lease must hand out")
+    expect: bool = True
+
+
+class DhcpLeaseTest(HiddenTestBase):
+    """``device`` (a DHCP client) obtains a lease now, in ``subnet``, with ``router`` and
+    ``dns`` as its options where given; the probe's lease configures nothing."""
+
+    kind: Literal["dhcp_lease"] = "dhcp_lease"
+    params: DhcpLeaseParams
+
+
+class DnsAnswerParams(_Params):
+    name: str
+    address: str = Field(description="the A record the answer must hold")
+    server: str | None = Field(default=None, description="asked directly; None: the device's "
+                               "own resolver")  # fmt: skip
+    expect: bool = True
+
+
+class DnsAnswerTest(HiddenTestBase):
+    """A lookup of ``name`` from ``device`` answers ``address``."""
+
+    kind: Literal["dns_answer"] = "dns_answer"
+    params: DnsAnswerParams
+
+
 HiddenTest = Annotated[
     PingTest
     | RouteTest
@@ -465,7 +495,9 @@ HiddenTest = Annotated[
     | IsisAdjacencyTest
     | ForwardTest
     | SeenSourceTest
-    | NetfilterTest,
+    | NetfilterTest
+    | DhcpLeaseTest
+    | DnsAnswerTest,
     Field(discriminator="kind"),
 ]
 """Any hidden test, told apart by its ``kind``."""

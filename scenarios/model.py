@@ -23,6 +23,8 @@ KUBERNETES_TOOLS = (
     "topology", "show", "ping", "connect", "traceroute", "capture", "kubectl", "submit",
 )  # fmt: skip
 """A Kubernetes application's tools: its pods change only through the API server's objects."""
+SERVICE_TOOLS = (*LAB_TOOLS, "service", "submit")
+"""A lab with DHCP and DNS servers: the lab tools, `service` to manage them, and `submit`."""
 PLANNING_TOOLS = ("python", "submit")
 """A planning model's tools: code run on the model in its device, and `submit`."""
 

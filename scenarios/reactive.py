@@ -172,6 +172,8 @@ def _assemble(
     guards: list[HiddenTest] = [ping_test(network, a, b, "guard") for a, b in intact]
     guards += link_guards(network, impact, spec.network_routing)
     lab = render_lab(network, spec.network_routing, lab_name)
+    if spec.furnish is not None:
+        spec.furnish(lab, network)
     constraints: list[str] = []
     if policy is not None:
         install_policy(lab, network, policy)

@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from netdojo.errors import NetdojoError
+from netdojo.labs.spec import LabSpec
 from netdojo.scenarios.constructive import IntentKind
 from netdojo.scenarios.faults.base import FaultContext, FaultPlan, Injector
 from netdojo.scenarios.model import STANDARD_TOOLS, HiddenHalf, Kind, PublicHalf
@@ -38,6 +39,7 @@ class Built(NamedTuple):
 
 
 Builder = Callable[[int, random.Random, str], Built]  # (level, rng, lab name)
+Furnisher = Callable[[LabSpec, Network], None]  # adds a family's services to a rendered lab
 
 
 class ScenarioError(NetdojoError):
@@ -83,6 +85,7 @@ class Family:
     intent: IntentKind | None = None  # constructive: a policy on top of the build
     plan: Planner = plan_network  # the network drawn on a topology: addresses, hosts, ASes
     firewall: bool = False  # a server behind an iptables policy (see scenarios.firewall)
+    furnish: Furnisher | None = None  # services installed on the lab before any fault
     repair: str | None = None  # how a repair must be made (briefs.ROUTING_RULES); else routing
     levels: tuple[int, ...] = LEVELS
     tools: tuple[str, ...] = STANDARD_TOOLS  # the tools an agent gets, by name

@@ -16,7 +16,16 @@ from typing import Literal
 from netdojo.scenarios.forwarding import Course, Forwarding, Impact
 
 ObservationKind = Literal[
-    "broken", "isolated", "detour", "quiet", "blocked", "open", "stalled", "slow", "lossy"
+    "broken",
+    "isolated",
+    "detour",
+    "quiet",
+    "blocked",
+    "open",
+    "stalled",
+    "slow",
+    "lossy",
+    "unresolved",
 ]
 
 
@@ -24,8 +33,9 @@ ObservationKind = Literal[
 class Observation:
     """``hosts``: the pair (broken, sorted; detour, from and to), the host (isolated), or the
     client and the server (blocked, open, with ``port``), the sender and the receiver (stalled,
-    slow, lossy); ``lost`` on quiet: some adjacency or session is down, not only idle;
-    ``figure``: the tolerance a measured flow must meet (slow: Mbit/s; lossy: percent)."""
+    slow, lossy), the client and the host whose name it looks up (unresolved); ``lost`` on
+    quiet: some adjacency or session is down, not only idle; ``figure``: the tolerance a
+    measured flow must meet (slow: Mbit/s; lossy: percent)."""
 
     kind: ObservationKind
     hosts: tuple[str, ...] = ()

@@ -136,6 +136,13 @@ TAXONOMY: dict[str, FaultClass] = {
     "nat.asymmetric_return": "static_route",
     "nat.notrack_inside": "translation",
     "nat.notrack_forward": "translation",
+    "dhcp.config_broken": "service",
+    "dhcp.scope_exhausted": "service",
+    "dhcp.scope_outside": "service",
+    "dhcp.wrong_resolver": "service",
+    "dhcp.wrong_router": "service",
+    "dns.wrong_record": "service",
+    "dns.zone_broken": "service",
 }
 """Each fault type id -> its class; Kubernetes policy types (``k8s.*``) by their prefix."""
 

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from netdojo.scenarios.services import READABLE as SERVICE_FILES
 from netdojo.tools.allowlist import CommandRefused, nft_problem, split_words
 
 READ_FORMS = (
@@ -22,10 +23,13 @@ READ_FORMS = (
     "ss [-tuanlpeims46] [filter]",
     "iptables|ip6tables [-t TABLE] -S|-L [CHAIN] [-n] [-v] [--line-numbers]",
     "nft [-a] [-j] list ... (-j gives parsed JSON)",
-    "cat|tail [-n N] /etc/frr/frr.conf|/etc/frr/daemons|/var/log/frr/frr.log",
+    "cat|tail [-n N] /etc/frr/frr.conf|/etc/frr/daemons|/var/log/frr/frr.log|"
+    + "|".join(SERVICE_FILES),
+    "dig [@SERVER] [+short] NAME [A]",
     "sysctl [-n] net.KEY ... | sysctl -a",
 )
-READABLE_FILES = {"/etc/frr/frr.conf", "/etc/frr/daemons", "/var/log/frr/frr.log"}
+READABLE_FILES = {"/etc/frr/frr.conf", "/etc/frr/daemons", "/var/log/frr/frr.log", *SERVICE_FILES}
+_DIG_WORD = re.compile(r"^(@[\d.]+|\+short|[A-Za-z0-9][\w.-]*)$")
 IP_OBJECTS = {
     "address": "address", "addr": "address", "a": "address",
     "link": "link", "l": "link",
@@ -93,6 +97,7 @@ def parse_read(command: str) -> ReadCommand:
         "cat": _check_file_read,
         "tail": _check_file_read,
         "sysctl": _check_sysctl,
+        "dig": _check_dig,
     }
     if program not in checks:
         raise ReadRefused(f"{program!r} is not a read-only command here")
@@ -181,6 +186,11 @@ def _check_file_read(argv: list[str]) -> None:
     if len(args) != 1 or args[0] not in READABLE_FILES:
         files = ", ".join(sorted(READABLE_FILES))
         raise ReadRefused(f"only these files can be read: {files}")
+
+
+def _check_dig(argv: list[str]) -> None:
+    if len(argv) > 5 or not all(_DIG_WORD.match(word) for word in argv[1:]):
+        raise ReadRefused("dig reads are `dig [@SERVER] [+short] NAME [A]`")
 
 
 def _check_sysctl(argv: list[str]) -> None:

@@ -35,6 +35,7 @@ from netdojo.clients.heuristic.fixes_isis import fix_isis
 from netdojo.clients.heuristic.fixes_nat import fix_nat, parse_design
 from netdojo.clients.heuristic.fixes_ospf import fix_ospf
 from netdojo.clients.heuristic.fixes_rip import fix_rip
+from netdojo.clients.heuristic.fixes_services import fix_services
 from netdojo.clients.heuristic.fixes_static import fix_static_design, fix_static_overrides
 from netdojo.clients.heuristic.k8s import solve_policies
 from netdojo.clients.heuristic.k8s_intent import is_policy_task
@@ -87,6 +88,10 @@ async def investigate(session: ToolSession, brief: str) -> tuple[str, Diagnosis 
             if round_ == 0 and (built := build_kind(brief, snap)):
                 await build(built, brief, snap, actor)
                 snap = await observe(session, topo)
+            actor.area = "service"
+            serviced = "service" in offered or read_only
+            if serviced and await fix_services(session, snap, actor) and not read_only:
+                continue  # hosts renewed their leases: look again before judging their settings
             await repair(snap, actor, statically_routed=built == "static" or is_static(snap))
             actor.area = "filtering"
             await fix_acl(session, brief, snap, actor)

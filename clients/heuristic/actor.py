@@ -86,3 +86,22 @@ class Actor:
             self.failures.append(f"{device}: {command}: {result.get('stderr', '').strip()}")
             return False
         return True
+
+    async def service(self, device: str, service: str, config: str | None, why: str) -> bool:
+        """Restart one of the lab's services on ``device``, with ``config`` as its new
+        configuration when given; True when it runs again."""
+        if self.read_only:
+            return self._dry(device, why)
+        arguments: dict[str, object] = {"device": device, "service": service}
+        if config is not None:
+            arguments["config"] = config
+        try:
+            result = await self.session.call("service", arguments)
+        except ToolCallError as exc:
+            self.failures.append(f"{device}: {service}: {exc}")
+            return False
+        self.changes.append(f"{device}: {why}")
+        self.note(device, why)
+        if result.get("running") is False:
+            self.failures.append(f"{device}: {service} did not start: {result.get('output', '')}")
+        return bool(result.get("ok"))

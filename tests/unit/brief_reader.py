@@ -32,6 +32,7 @@ KINDS = {
     "stalled": briefs.STALLED_FORMS,
     "slow": briefs.SLOW_FORMS,
     "lossy": briefs.LOSSY_FORMS,
+    "unresolved": briefs.UNRESOLVED_FORMS,
 }
 NAME, NUMBER = r"[\w-]+", r"\d+"
 SLOTS = {"a": NAME, "b": NAME, "client": NAME, "server": NAME, "port": NUMBER}

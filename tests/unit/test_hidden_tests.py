@@ -90,6 +90,18 @@ VALID: dict[str, dict[str, Any]] = {
         "expect": True,
     },
     "netfilter": {"command": "iptables-save", "words": ["-j", "MASQUERADE"], "expect": False},
+    "dhcp_lease": {
+        "subnet": "10.1.1.0/24",
+        "router": "10.1.1.1",
+        "dns": "10.255.0.7",
+        "expect": True,
+    },
+    "dns_answer": {
+        "name": "h1.site.lan",
+        "address": "10.1.1.57",
+        "server": "10.255.0.7",
+        "expect": True,
+    },
 }
 
 WRONG: dict[str, list[dict[str, Any]]] = {
@@ -149,6 +161,8 @@ WRONG: dict[str, list[dict[str, Any]]] = {
         {"target": "100.64.9.10", "port": 9090, "server": "ext"},
     ],
     "netfilter": [{"command": "iptables", "words": ["x"]}, {"command": "nft list ruleset"}],
+    "dhcp_lease": [{"router": "10.1.1.1"}, {"subnet": ["10.1.1.0/24"]}],
+    "dns_answer": [{"name": "h1.site.lan"}, {"name": "h1", "address": "10.1.1.57", "ttl": 5}],
 }
 
 KINDS = [kind_of(model) for model in TEST_MODELS]

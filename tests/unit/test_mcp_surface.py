@@ -127,7 +127,7 @@ async def test_every_tool_has_a_title() -> None:
         Client(evaluation_server(labless_tools())) as evaluation,
     ):
         served = (await practice.list_tools()).tools + (await evaluation.list_tools()).tools
-    names = {*STANDARD_TOOLS, *PRACTICE_TOOLS, "kubectl", "connect", "python"}
+    names = {*STANDARD_TOOLS, *PRACTICE_TOOLS, "kubectl", "connect", "python", "service"}
     assert {tool.name for tool in served} == names
     untitled = [tool.name for tool in served if not tool.title]
     assert not untitled

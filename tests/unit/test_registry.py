@@ -20,7 +20,14 @@ from netdojo.scenarios.faults import ospf
 from netdojo.scenarios.faults.base import FaultContext, FaultPlan, link_down, transit_end
 from netdojo.scenarios.generate import generate, plan_instance
 from netdojo.scenarios.hidden_tests import LinkParams, LinkUpTest
-from netdojo.scenarios.model import KUBERNETES_TOOLS, PLANNING_TOOLS, STANDARD_TOOLS, Fault, execute
+from netdojo.scenarios.model import (
+    KUBERNETES_TOOLS,
+    PLANNING_TOOLS,
+    SERVICE_TOOLS,
+    STANDARD_TOOLS,
+    Fault,
+    execute,
+)
 from netdojo.scenarios.registry import Family, FaultType, ScenarioError
 
 runner = CliRunner()
@@ -137,8 +144,11 @@ def test_every_family_module_is_in_the_catalogue() -> None:
 def test_every_family_gives_the_standard_tools_unless_it_says_otherwise() -> None:
     kubernetes = {"k8s-policy-repair", "k8s-policy-build"}
     planning = {"capacity-planning"}
+    services = {"lab-services"}
     tools = {name: f.tools for name, f in registry.families().items()}
-    assert all(tools[name] == STANDARD_TOOLS for name in set(tools) - kubernetes - planning)
+    standard = set(tools) - kubernetes - planning - services
+    assert all(tools[name] == STANDARD_TOOLS for name in standard)
+    assert all(tools[name] == SERVICE_TOOLS for name in services)
     assert all(tools[name] == KUBERNETES_TOOLS for name in kubernetes)
     assert all(tools[name] == PLANNING_TOOLS for name in planning)
     assert STANDARD_TOOLS == (

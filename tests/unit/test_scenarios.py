@@ -150,7 +150,7 @@ SYMPTOM_FORMS = (
     briefs.PAIR_FORMS + briefs.ISOLATION_FORMS + briefs.DETOUR_FORMS + briefs.QUIET_FORMS
     + tuple(f for forms in briefs.LOST_FORMS.values() for f in forms)
     + briefs.BLOCKED_FORMS + briefs.OPEN_FORMS + briefs.POLICY_FORMS
-    + tuple(f for forms in briefs.PERFORMANCE_FORMS.values() for f in forms)
+    + tuple(f for forms in briefs.FLOW_FORMS.values() for f in forms)
 )  # fmt: skip
 
 
