@@ -27,5 +27,6 @@ register(
         repair="services",
         furnish=furnish_services,
         tools=SERVICE_TOOLS,
+        packages=("dnsmasq-base", "isc-dhcp-client", "bind9-dnsutils"),
     )
 )

@@ -19,5 +19,6 @@ register(
             link_perf.random_drop,
         ),
         repair="datapath-static",
+        packages=("iperf3", "iproute2", "iptables"),
     )
 )

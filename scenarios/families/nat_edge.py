@@ -13,5 +13,6 @@ register(
         "way back through it broke.",
         build=repair_instance,
         kinds=tuple(FAULTS),
+        packages=("iptables", "nftables", "python3"),
     )
 )

@@ -14,5 +14,6 @@ register(
         "discovery needs are filtered: pings pass, large TCP transfers hang.",
         faults=(pmtu.icmp_filtered_near, pmtu.icmp_filtered_nft, pmtu.icmp_filtered_edge),
         repair="datapath-ospf",
+        packages=("iperf3", "nftables"),
     )
 )

@@ -19,5 +19,6 @@ register(
             policy_routing.shadowed_rule,
         ),
         repair="datapath-ospf",
+        packages=("iproute2",),
     )
 )
