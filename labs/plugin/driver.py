@@ -31,11 +31,16 @@ class DriverError(Exception):
     pass
 
 
-def run(*argv: str) -> str:
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+def run(*argv: str, stdin: str | None = None) -> str:
+    done = subprocess.run(argv, input=stdin, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise DriverError(f"{' '.join(argv)}: {done.stderr.strip() or done.stdout.strip()}")
     return done.stdout
+
+
+def ip_batch(*commands: str) -> None:
+    """Several ``ip`` commands in one process: a request costs one fork, not one per step."""
+    run("ip", "-batch", "-", stdin="".join(f"{command}\n" for command in commands))
 
 
 def bridge_name(network_id: str) -> str:
@@ -71,8 +76,9 @@ class Driver:
         self.macs: dict[str, str] = {}
         self.lock = threading.Lock()
 
-    def rules(self, action: str, bridge: str) -> list[list[str]]:
-        """The host rules a lab bridge needs.
+    @staticmethod
+    def rules(bridge: str) -> list[tuple[str, str]]:
+        """The host rules a lab bridge needs, as (table, rule) in ``iptables-save`` form.
 
         Frames crossing a bridge pass the host's iptables (br_netfilter): FORWARD must accept
         them, and they must stay out of connection tracking, or the host's NAT rules (Docker's
@@ -80,13 +86,27 @@ class Driver:
         in two labs share conntrack entries. Nothing from a lab may reach the host itself.
         """
         return [
-            [self.iptables, "-w", "-t", "raw", action, "PREROUTING", "-i", bridge, "-j", "NOTRACK"],
-            [self.iptables, "-w", action, "FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT"],
-            [self.iptables, "-w", action, "INPUT", "-i", bridge, "-j", "DROP"],
+            ("raw", f"PREROUTING -i {bridge} -j NOTRACK"),
+            ("filter", f"FORWARD -i {bridge} -o {bridge} -j ACCEPT"),
+            ("filter", f"INPUT -i {bridge} -j DROP"),
         ]
 
-    def has_rule(self, rule: list[str]) -> bool:
-        return subprocess.run(rule, capture_output=True).returncode == 0
+    def saved_rules(self) -> list[str]:
+        """Every rule of the raw and filter tables, as ``iptables-save`` lists them."""
+        text = run(f"{self.iptables}-save", "-t", "raw") + run(
+            f"{self.iptables}-save", "-t", "filter"
+        )
+        return [line[3:] for line in text.splitlines() if line.startswith("-A ")]
+
+    def apply_rules(self, changes: list[tuple[str, str]]) -> None:
+        """Insert (``-I``) or delete (``-D``) rules, given as (table, action rule), in one
+        ``iptables-restore`` that leaves every other rule alone."""
+        if not changes:
+            return
+        script = []
+        for table in dict.fromkeys(table for table, _ in changes):
+            script += [f"*{table}", *(rule for t, rule in changes if t == table), "COMMIT"]
+        run(f"{self.iptables}-restore", "-w", "--noflush", stdin="\n".join(script) + "\n")
 
     def handle(self, path: str, body: Json) -> Json:
         handlers: dict[str, Callable[[Json], Json]] = {
@@ -113,33 +133,21 @@ class Driver:
     def create_network(self, body: Json) -> Json:
         bridge = bridge_name(body["NetworkID"])
         if not os.path.exists(f"/sys/class/net/{bridge}"):
-            run(
-                "ip",
-                "link",
-                "add",
-                bridge,
-                "type",
-                "bridge",
-                "ageing_time",
-                "0",
-                "group_fwd_mask",
-                "0xfff8",
-            )
-            run("ip", "link", "set", bridge, "addrgenmode", "none")
             # The host answers ARP for its own addresses on any interface: a lab host whose
             # gateway is, say, 172.17.0.1 (docker0's) would otherwise reach the host's stack.
-            run("ip", "link", "set", bridge, "arp", "off")
-            run("ip", "link", "set", bridge, "up")
-        for check, insert in zip(self.rules("-C", bridge), self.rules("-I", bridge), strict=True):
-            if not self.has_rule(check):
-                run(*insert)
+            ip_batch(
+                f"link add {bridge} type bridge ageing_time 0 group_fwd_mask 0xfff8",
+                f"link set {bridge} addrgenmode none arp off up",
+            )
+        saved = set(self.saved_rules())
+        self.apply_rules([(t, f"-I {rule}") for t, rule in self.rules(bridge) if rule not in saved])
         return {}
 
     def delete_network(self, body: Json) -> Json:
         bridge = bridge_name(body["NetworkID"])
-        for check, delete in zip(self.rules("-C", bridge), self.rules("-D", bridge), strict=True):
-            while self.has_rule(check):
-                run(*delete)
+        saved = self.saved_rules()
+        wanted = {rule: table for table, rule in self.rules(bridge)}
+        self.apply_rules([(wanted[rule], f"-D {rule}") for rule in saved if rule in wanted])
         if os.path.exists(f"/sys/class/net/{bridge}"):
             run("ip", "link", "del", bridge)
         return {}
@@ -175,13 +183,12 @@ class Driver:
         host_end, peer_end = veth_names(endpoint)
         if os.path.exists(f"/sys/class/net/{host_end}"):
             run("ip", "link", "del", host_end)
-        run("ip", "link", "add", host_end, "type", "veth", "peer", "name", peer_end)
         mac = self.macs.get(endpoint)
-        if mac:
-            run("ip", "link", "set", peer_end, "address", mac)
-        run("ip", "link", "set", host_end, "addrgenmode", "none")
-        run("ip", "link", "set", host_end, "master", bridge)
-        run("ip", "link", "set", host_end, "up")
+        ip_batch(
+            f"link add {host_end} type veth peer name {peer_end}",
+            *([f"link set {peer_end} address {mac}"] if mac else []),
+            f"link set {host_end} addrgenmode none master {bridge} up",
+        )
         return {
             "InterfaceName": {"SrcName": peer_end, "DstPrefix": "eth"},
             "DisableGatewayService": True,

@@ -68,3 +68,66 @@ def test_requested_mac_is_never_answered_back(plain_driver: driver.Driver) -> No
     )
     assert answer == {"Interface": {}}
     assert plain_driver.macs["e3"] == "02:aa:00:00:00:01"
+
+
+class Recorder:
+    """Stands in for the driver's subprocess calls: records them and lists ``saved`` rules."""
+
+    def __init__(self, saved: list[str]) -> None:
+        self.saved = saved
+        self.calls: list[tuple[tuple[str, ...], str | None]] = []
+
+    def __call__(self, *argv: str, stdin: str | None = None) -> str:
+        self.calls.append((argv, stdin))
+        if argv[0].endswith("-save"):
+            table = argv[argv.index("-t") + 1]
+            return "".join(f"-A {rule}\n" for t, rule in self.saved_pairs() if t == table)
+        return ""
+
+    def saved_pairs(self) -> list[tuple[str, str]]:
+        return [("raw" if "NOTRACK" in rule else "filter", rule) for rule in self.saved]
+
+
+def _network(recorder: Recorder, monkeypatch: pytest.MonkeyPatch, path: str) -> None:
+    monkeypatch.setattr(driver, "run", recorder)
+    monkeypatch.setattr(driver.os.path, "exists", lambda _p: path.endswith("Delete"))
+    plain = driver.Driver.__new__(driver.Driver)
+    plain.iptables, plain.macs, plain.lock = "iptables", {}, driver.threading.Lock()
+    plain.handle(f"/NetworkDriver.{path}Network", {"NetworkID": "n" * 64})
+
+
+def test_a_new_network_costs_one_ip_batch_and_one_restore(monkeypatch: pytest.MonkeyPatch) -> None:
+    recorder = Recorder(saved=[])
+    _network(recorder, monkeypatch, "Create")
+    programs = [argv[0] for argv, _ in recorder.calls]
+    assert programs == ["ip", "iptables-save", "iptables-save", "iptables-restore"]
+    restore = recorder.calls[-1]
+    assert "--noflush" in restore[0] and restore[1] is not None
+    bridge = driver.bridge_name("n" * 64)
+    assert restore[1].splitlines() == [
+        "*raw", f"-I PREROUTING -i {bridge} -j NOTRACK", "COMMIT",
+        "*filter", f"-I FORWARD -i {bridge} -o {bridge} -j ACCEPT",
+        f"-I INPUT -i {bridge} -j DROP", "COMMIT",
+    ]  # fmt: skip
+
+
+def test_rules_already_there_are_not_added_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    bridge = driver.bridge_name("n" * 64)
+    recorder = Recorder(saved=[rule for _, rule in driver.Driver.rules(bridge)])
+    _network(recorder, monkeypatch, "Create")
+    assert not any(argv[0].endswith("-restore") for argv, _ in recorder.calls)
+
+
+def test_deleting_a_network_removes_every_copy_of_its_rules_and_no_other(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    bridge = driver.bridge_name("n" * 64)
+    ours = [rule for _, rule in driver.Driver.rules(bridge)]
+    other = f"INPUT -i {driver.bridge_name('m' * 64)} -j DROP"
+    recorder = Recorder(saved=[*ours, ours[2], other])
+    _network(recorder, monkeypatch, "Delete")
+    (script,) = [stdin for argv, stdin in recorder.calls if argv[0].endswith("-restore")]
+    assert script is not None
+    deleted = [line for line in script.splitlines() if line.startswith("-D ")]
+    assert sorted(deleted) == sorted(f"-D {rule}" for rule in [*ours, ours[2]])
+    assert recorder.calls[-1][0] == ("ip", "link", "del", bridge)
