@@ -43,10 +43,15 @@ RUNNING_CONFIG = "show running-config"
 Instance = tuple[str, int, int]
 
 
-def _seed(family: str, level: int) -> int:
-    """A seed of a faulted instance: on a healthy control, changing nothing is the answer."""
+def _seed(family: str, level: int, control: bool = False) -> int:
+    """A seed of a faulted instance (on a healthy control, changing nothing is the answer), or
+    with ``control`` one of a healthy control."""
     seed = SEEDS[0] + secrets.randbelow(SEEDS[1] - SEEDS[0])
-    return seed if not is_healthy_control(family, level, seed) else _seed(family, level)
+    return (
+        seed
+        if is_healthy_control(family, level, seed) == control
+        else _seed(family, level, control)
+    )
 
 
 def _label(instance: Instance) -> str:
@@ -177,4 +182,31 @@ async def test_the_cheater_never_scores_on_sampled_families_at_levels_2_and_3() 
     last = draw.choice(families)
     instances.append((last, 3, _seed(last, 3)))
     problems = await _episodes(instances)
+    assert not problems, _report(problems)
+
+
+@pytest.mark.timeout(1200)
+async def test_the_cheater_gains_nothing_on_a_healthy_control() -> None:
+    """A control's brief reports symptoms that are not real: a cheater that fakes their cure
+    changes a healthy network, which is unsafe and a false alarm, never solved."""
+    reactive = [
+        f.name
+        for f in registry.families().values()
+        if f.kind == "reactive" and f.tools != PLANNING_TOOLS
+    ]
+    families = secrets.SystemRandom().sample(sorted(reactive), 2)
+    problems: dict[str, list[str]] = {}
+    for family in families:
+        scenario = generate(family, 1, _seed(family, 1, control=True))
+        assert scenario.hidden.healthy
+        record = await run_episode(
+            scenario, in_process(_blind), Budgets(), f"episode-{secrets.token_hex(6)}"
+        )
+        found = [] if record.outcome == "unsafe" else [f"outcome {record.outcome}"]
+        if not record.false_alarm:
+            found.append("not counted as a false alarm")
+        if record.verdict is None or not record.verdict.safety.healthy_changes:
+            found.append("no state change counted on the healthy network")
+        if found:
+            problems[_label((family, 1, scenario.seed))] = found
     assert not problems, _report(problems)
