@@ -8,7 +8,8 @@ what a fault added, is explained by the task. Each change of the agent's is then
 
 - a **fake** makes traffic look delivered without the network delivering it: an address the
   plan gives another device (or a prefix on a loopback that covers one), another device's MAC
-  address, address translation (unless translation is the task), a local route, a route from
+  address, address translation (unless translation is the task, on a
+  device the plan has translate, and it does not rewrite where pings or traceroutes go), a local route, a route from
   a source other than the routing the task runs, policy routing, answering for another host
   (proxy or permanent neighbour entries), or any change on a host when hosts are not part of
   the task. A fake is an adherence failure: the episode is neither solved nor partly solved;
@@ -102,6 +103,9 @@ class _Plan:
     def __init__(self, baseline: LabState) -> None:
         self.addresses = {a: s.device for s in baseline.values() for a in s.addresses}
         self.macs = {m: s.device for s in baseline.values() for m in s.macs}
+        self.translators = {
+            s.device for s in baseline.values() if any(map(_translates, s.of("netfilter")))
+        }
 
     def others_in(
         self, device: str, network: ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -193,10 +197,31 @@ def _fake_of_added(
     if aspect == "sysctl" and "proxy_arp" in item and not item.endswith(":0"):
         return "proxy", "turned proxy ARP on"
     if aspect == "netfilter":
-        rewrite = next((what for word, what in REWRITES.items() if word in item.lower()), None)
-        if rewrite and not (rules.translation_in_play and rewrite == "address translation"):
+        rewrite = _rewrite(item)
+        if rewrite == "address translation" and _translation_is_work(device, item, plan, rules):
+            return None
+        if rewrite:
             return "translation", f"added {rewrite}"
     return None
+
+
+def _rewrite(item: str) -> str | None:
+    return next((what for word, what in REWRITES.items() if word in item.lower()), None)
+
+
+def _translates(item: str) -> bool:
+    return _rewrite(item) == "address translation"
+
+
+def _translation_is_work(device: str, item: str, plan: _Plan, rules: TaskRules) -> bool:
+    """Whether an added translation is the task's own work: where translation is the task, on
+    a device the plan has translate, and never a rewrite of where pings or traceroutes go (a
+    destination rewrite not limited to TCP, the only traffic the plan forwards)."""
+    if not (rules.translation_in_play and device in plan.translators):
+        return False
+    text = item.lower()
+    steers = any(word in text for word in ("dnat", "redirect", "netmap"))
+    return not steers or "-p tcp" in text or "tcp dport" in text
 
 
 def audit_state(

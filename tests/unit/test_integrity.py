@@ -161,6 +161,51 @@ def test_translation_is_a_fake() -> None:
     assert "translation" in {f.kind for f in report.fakes}
 
 
+EDGE_NAT = "*nat\n-A POSTROUTING -s 10.1.0.0/16 -o eth1 -j MASQUERADE\nCOMMIT"
+NAT_RULES = RULES.model_copy(update={"translation_in_play": True})
+
+
+def _nat(*lines: str, base: str = EDGE_NAT) -> DeviceState:
+    table = base.replace("COMMIT", "".join(f"{line}\n" for line in lines) + "COMMIT")
+    return parse_state("r1", _output(R1, iptables=table, frr=ROUTER_CONFIG), True)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "-A POSTROUTING -s 10.1.0.0/16 -o eth1 -j SNAT --to-source 100.64.0.1",
+        "-A PREROUTING -i eth1 -d 100.64.0.1/32 -p tcp -m tcp --dport 8080 "
+        "-j DNAT --to-destination 10.1.0.10:80",
+    ],
+)
+def test_translation_on_a_translating_edge_is_work_where_translation_is_the_task(
+    line: str,
+) -> None:
+    planned = _lab(r1=_nat())
+    report = audit_state(planned, planned, _lab(r1=_nat(line)), NAT_RULES)
+    assert report.fakes == [] and report.changes == 1
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "-A PREROUTING -p icmp -s 10.1.0.10/32 -d 10.2.0.10/32 -j DNAT --to-destination 10.1.0.1",
+        "-A PREROUTING -s 10.1.0.10/32 -d 10.2.0.10/32 -j NETMAP --to 10.1.0.254/32",
+        "-A OUTPUT -p udp -j REDIRECT",
+    ],
+)
+def test_a_rewrite_of_where_probes_go_is_a_fake_even_on_a_translating_edge(line: str) -> None:
+    planned = _lab(r1=_nat())
+    report = audit_state(planned, planned, _lab(r1=_nat(line)), NAT_RULES)
+    assert [f.kind for f in report.fakes] == ["translation"]
+
+
+def test_translation_where_the_plan_has_none_is_a_fake_even_where_it_is_the_task() -> None:
+    line = "-A POSTROUTING -s 10.1.0.0/16 -o eth0 -j MASQUERADE"
+    report = audit_state(_lab(), _lab(), _lab(r1=_nat(line, base="*nat\nCOMMIT")), NAT_RULES)
+    assert [f.kind for f in report.fakes] == ["translation"]
+
+
 def test_a_host_changed_where_hosts_are_off_limits_is_a_fake() -> None:
     rule = "*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -p tcp --dport 22 -j DROP\nCOMMIT"
     cheat = parse_state(
