@@ -15,14 +15,12 @@ from netdojo.scenarios.constructive import constructive_hidden, intent_fits
 from netdojo.scenarios.firewall_build import firewall_task
 from netdojo.scenarios.healthy import healthy_half, healthy_task, is_healthy_control
 from netdojo.scenarios.model import (
-    DeviceFacts,
     HiddenHalf,
-    InterfaceFacts,
     PublicHalf,
     Scenario,
     scenario_id,
 )
-from netdojo.scenarios.network import Network, render_lab
+from netdojo.scenarios.network import Network, public_facts, render_lab
 from netdojo.scenarios.reactive import reactive_task
 from netdojo.scenarios.registry import Family, ScenarioError
 from netdojo.scenarios.topology import make_topology, router_count
@@ -83,7 +81,7 @@ def generate(family: str, level: int, seed: int) -> Scenario:
         )
     public = PublicHalf(
         brief=brief,
-        devices=_facts(network),
+        devices=public_facts(network),
         links=[(link, [dev for dev, _ in ends]) for link, ends in network.links],
         constraints=constraints,
     )
@@ -106,16 +104,3 @@ def _scenario(
         public=public,
         hidden=hidden,
     )
-
-
-def _facts(network: Network) -> list[DeviceFacts]:
-    return [
-        DeviceFacts(
-            name=node.name,
-            role=node.role,
-            interfaces=[
-                InterfaceFacts(name=i.name, link=i.link, address=i.address) for i in node.ifaces
-            ],
-        )
-        for node in network.nodes
-    ]

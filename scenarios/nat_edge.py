@@ -28,7 +28,6 @@ from netdojo.scenarios.hidden_tests import (
     SeenSourceParams,
     SeenSourceTest,
 )
-from netdojo.scenarios.model import DeviceFacts, InterfaceFacts
 from netdojo.scenarios.network import Iface, Network, Node, render_lab, router_config
 
 INSIDE_ROUTERS = {1: 1, 2: 2, 3: 3}
@@ -223,19 +222,6 @@ def render(plan: Edge, lab_name: str) -> LabSpec:
         f"setsid nohup python3 {LISTENER_PATH} {plan.inner_port} >/dev/null 2>&1 </dev/null &"
     )
     return lab
-
-
-def facts(network: Network) -> list[DeviceFacts]:
-    return [
-        DeviceFacts(
-            name=node.name,
-            role=node.role,
-            interfaces=[
-                InterfaceFacts(name=i.name, link=i.link, address=i.address) for i in node.ifaces
-            ],
-        )
-        for node in network.nodes
-    ]
 
 
 def forward_test(plan: Edge) -> ForwardTest:

@@ -8,7 +8,8 @@ import random
 
 from netdojo.scenarios.faults.nat import FAULTS, NatFault
 from netdojo.scenarios.model import HiddenHalf, PublicHalf
-from netdojo.scenarios.nat_edge import Edge, facts, flows, plan_edge, render
+from netdojo.scenarios.nat_edge import Edge, flows, plan_edge, render
+from netdojo.scenarios.network import public_facts
 from netdojo.scenarios.registry import Built, ScenarioError
 
 FAULTS_BY_LEVEL = {1: {1: 1}, 2: {1: 1, 2: 1}, 3: {2: 1}}  # weights of fault counts
@@ -103,7 +104,7 @@ def _built(plan: Edge, drawn: list[NatFault], rng: random.Random, lab_name: str)
     network = plan.network
     public = PublicHalf(
         brief=brief,
-        devices=facts(network),
+        devices=public_facts(network),
         links=[(link, [dev for dev, _ in ends]) for link, ends in network.links],
         constraints=[rule],
     )

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from netdojo.labs.spec import DeviceSpec, LabSpec, LinkSpec
 from netdojo.scenarios.isis import isis_lines
+from netdojo.scenarios.model import DeviceFacts, InterfaceFacts
 from netdojo.scenarios.rip import rip_lines
 from netdojo.scenarios.topology import Topology
 
@@ -425,3 +426,17 @@ def render_lab(
             )
     links = [LinkSpec(name=name_, endpoints=ends) for name_, ends in network.links]
     return LabSpec.build(name=name, devices=devices, links=links)
+
+
+def public_facts(network: Network) -> list[DeviceFacts]:
+    """What the public half tells of ``network``: each device's role, ports, links, addresses."""
+    return [
+        DeviceFacts(
+            name=node.name,
+            role=node.role,
+            interfaces=[
+                InterfaceFacts(name=i.name, link=i.link, address=i.address) for i in node.ifaces
+            ],
+        )
+        for node in network.nodes
+    ]

@@ -71,17 +71,8 @@ def _replace(plan: Edge, tag: str, right: str, wrong: str, words: list[str], slo
 
 def masquerade_missing(plan: Edge, rng: random.Random, tag: str) -> NatFault | None:
     """The edge's source translation deleted: the inside leaves with private sources."""
-    edge, rule = plan.edge, plan.snat_rule()
     words = ["POSTROUTING", plan.aggregate, "MASQUERADE" if plan.masquerade else plan.public]
-    fault = Fault(
-        type=tag,
-        device=edge,
-        params={"rule": rule},
-        inject=[_nat(edge, "D", rule)],
-        fix=[_nat(edge, "A", rule)],
-        present=[_listed(tag, edge, words, False)],
-    )
-    return NatFault(fault, "snat", _ways_out(plan, plan.inside_hosts))
+    return _deleted(plan, tag, plan.snat_rule(), words, "snat")
 
 
 def snat_wrong_address(plan: Edge, rng: random.Random, tag: str) -> NatFault | None:
@@ -130,17 +121,22 @@ def forward_wrong_port(plan: Edge, rng: random.Random, tag: str) -> NatFault | N
 
 def forward_missing(plan: Edge, rng: random.Random, tag: str) -> NatFault | None:
     """The port forward deleted: the outside reaches the edge itself, which does not serve."""
-    edge, rule = plan.edge, plan.dnat_rule()
     words = ["DNAT", f"{plan.address(plan.server)}:{plan.inner_port}"]
+    return _deleted(plan, tag, plan.dnat_rule(), words, "dnat")
+
+
+def _deleted(plan: Edge, tag: str, rule: str, words: list[str], slot: str) -> NatFault:
+    """One of the edge's translations (``slot``) deleted, its listing lacking ``words``."""
     fault = Fault(
         type=tag,
-        device=edge,
+        device=plan.edge,
         params={"rule": rule},
-        inject=[_nat(edge, "D", rule)],
-        fix=[_nat(edge, "A", rule)],
-        present=[_listed(tag, edge, words, False)],
+        inject=[_nat(plan.edge, "D", rule)],
+        fix=[_nat(plan.edge, "A", rule)],
+        present=[_listed(tag, plan.edge, words, False)],
     )
-    return NatFault(fault, "dnat", _forward(plan))
+    breaks = _ways_out(plan, plan.inside_hosts) if slot == "snat" else _forward(plan)
+    return NatFault(fault, slot, breaks)
 
 
 def nft_forward_override(plan: Edge, rng: random.Random, tag: str) -> NatFault | None:
