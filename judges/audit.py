@@ -22,12 +22,14 @@ from netdojo.judges.staging import (
     StageResult,
     all_pass,
     apply_all,
+    none_pass,
     poll,
     stage_scenario,
 )
 from netdojo.labs.runtime import LiveLab, deploy_lab
+from netdojo.reports.records import HiddenTestResult
 from netdojo.scenarios.generate import generate
-from netdojo.scenarios.model import Scenario
+from netdojo.scenarios.model import Scenario, ToolCall
 
 FIX_DEADLINE_S = 45.0
 
@@ -38,6 +40,7 @@ class AuditRecord(BaseModel):
     level: int
     seed: int
     healthy: bool = False
+    cascade: bool = False
     ok: bool
     stages: dict[str, StageResult] = Field(default_factory=dict)
     seconds: float = 0.0
@@ -48,7 +51,13 @@ async def _solve(lab: LiveLab, scenario: Scenario, staged: Staged, record: Audit
     """Apply the reference solution; then every target, guard and adherence test must pass,
     and the state audit must find nothing wrong with how it got there."""
     hidden = scenario.hidden
-    record.stages["solve"] = await apply_all(lab, hidden.solution)
+    solution = hidden.solution
+    if hidden.cascade is not None:
+        first = len(hidden.faults[hidden.cascade.masking].fix)
+        if not await _unmask(lab, scenario, solution[:first], record):
+            return
+        solution = solution[first:]
+    record.stages["solve"] = await apply_all(lab, solution)
     if not record.stages["solve"].ok:
         return
     everything = hidden.targets + hidden.guards + hidden.adherence
@@ -65,6 +74,34 @@ async def _solve(lab: LiveLab, scenario: Scenario, staged: Staged, record: Audit
         )
 
 
+async def _unmask(
+    lab: LiveLab, scenario: Scenario, repair: list[ToolCall], record: AuditRecord
+) -> bool:
+    """A cascade: repair the masking fault alone (the solution's first calls); then the masked
+    fault must be present still, the pairs it breaks must fail and the pairs only the masking
+    fault broke must work again."""
+    hidden = scenario.hidden
+    cascade = hidden.cascade
+    assert cascade is not None
+    record.stages["unmask"] = await apply_all(lab, repair)
+    if not record.stages["unmask"].ok:
+        return False
+    present = hidden.faults[cascade.masked].present
+    targets = {test.id: test for test in hidden.targets}
+    masked = [targets[f"target:ping:{a}-{b}"] for a, b in cascade.pairs]
+    revived = [targets[f"target:ping:{a}-{b}"] for a, b in cascade.revived]
+
+    def holds(results: list[HiddenTestResult]) -> bool:
+        n = len(present)
+        later = results[n + len(masked) :]
+        return all_pass(results[:n]) and none_pass(results[n : n + len(masked)]) and all_pass(later)
+
+    tests = [*present, *masked, *revived]
+    owners = owners_of(scenario.public)
+    record.stages["unmasked"] = await poll(lab, tests, holds, FIX_DEADLINE_S, owners)
+    return record.stages["unmasked"].ok
+
+
 async def audit_instance(family: str, level: int, seed: int) -> AuditRecord:
     started = time.monotonic()
     record = AuditRecord(id="", family=family, level=level, seed=seed, ok=False)
@@ -72,6 +109,7 @@ async def audit_instance(family: str, level: int, seed: int) -> AuditRecord:
         scenario = generate(family, level, seed)
         record.id = scenario.id
         record.healthy = scenario.hidden.healthy
+        record.cascade = scenario.hidden.cascade is not None
         deploy_started = time.monotonic()
         async with deploy_lab(scenario.hidden.lab) as lab:
             record.stages["deploy"] = StageResult(

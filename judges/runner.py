@@ -69,6 +69,7 @@ def new_record(scenario: Scenario, episode_id: str, trial: int = 0) -> EpisodeRe
         kind=scenario.kind,
         outcome="infra_error",
         healthy=scenario.hidden.healthy,
+        cascade=scenario.hidden.cascade is not None,
     )
 
 

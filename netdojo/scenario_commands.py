@@ -132,6 +132,7 @@ def audit(
             stages = " ".join(f"{k}={v.seconds:.1f}s" for k, v in record.stages.items())
             why = _failure(record)
             control = " (healthy control)" if record.healthy else ""
+            control += " (cascade)" if record.cascade else ""
             progress.console.print(
                 f"{mark} {family} L{level} s{seed}{control} {record.seconds:.1f}s {stages} {why}"
             )
@@ -157,7 +158,9 @@ def audit(
     raise typer.Exit(0 if passed == len(records) else 1)
 
 
-AUDIT_FIELDS = {"id", "family", "level", "seed", "healthy", "ok", "stages", "seconds", "error"}
+AUDIT_FIELDS = {
+    "id", "family", "level", "seed", "healthy", "cascade", "ok", "stages", "seconds", "error",
+}  # fmt: skip
 """What the audit's JSON gives of each instance."""
 
 

@@ -215,6 +215,9 @@ class EpisodeRecord(BaseModel):
     kind: str
     outcome: Outcome
     healthy: bool = Field(default=False, description="a healthy control: nothing was wrong")
+    cascade: bool = Field(
+        default=False, description="a level-3 cascade: one fault masked another at the start"
+    )
     false_alarm: bool | None = Field(
         default=None,
         description="a judged healthy control: the agent changed state or claimed a fault",

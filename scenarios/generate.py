@@ -3,7 +3,8 @@
 The family comes from the registry; its planner draws the network, and a reactive family's
 faults (`scenarios.reactive`) or a constructive family's task (`scenarios.constructive`,
 `scenarios.firewall_build`) give the hidden half and the brief. About one reactive instance in
-ten is a healthy control (`scenarios.healthy`), decided here from the seed.
+ten is a healthy control (`scenarios.healthy`), and about one level-3 instance in three begins
+with a cascade (`scenarios.cascade`), both decided here from the seed.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import random
 
 from netdojo.scenarios import registry
+from netdojo.scenarios.cascade import is_cascade
 from netdojo.scenarios.constructive import constructive_hidden, intent_fits
 from netdojo.scenarios.firewall_build import firewall_task
 from netdojo.scenarios.healthy import healthy_half, healthy_task, is_healthy_control
@@ -71,7 +73,8 @@ def generate(family: str, level: int, seed: int) -> Scenario:
     if healthy:
         hidden, brief, constraints = healthy_task(spec, network, lab_name, rng)
     elif spec.kind == "reactive":
-        hidden, brief, constraints = reactive_task(spec, level, network, lab_name, rng)
+        cascade = is_cascade(family, level, seed)
+        hidden, brief, constraints = reactive_task(spec, level, network, lab_name, rng, cascade)
     elif spec.firewall:
         lab = render_lab(network, spec.network_routing, lab_name)
         hidden, brief, constraints = firewall_task(network, lab, rng)

@@ -77,6 +77,18 @@ class PublicHalf(BaseModel):
     constraints: list[str] = Field(default_factory=list)
 
 
+class Cascade(BaseModel):
+    """Two faults of an instance where one masks the other: while ``masking`` is present, the
+    fault at ``masked`` shows nothing of its own; once ``masking`` is repaired (its fix comes
+    first in the solution), the host ``pairs`` the masked fault breaks still fail and the
+    ``revived`` pairs work again (indices are into `HiddenHalf.faults`)."""
+
+    masking: int
+    masked: int
+    pairs: list[tuple[str, str]]
+    revived: list[tuple[str, str]]
+
+
 class HiddenHalf(BaseModel):
     lab: LabSpec = Field(description="the lab as deployed, before any fault")
     faults: list[Fault] = Field(default_factory=list)
@@ -88,6 +100,11 @@ class HiddenHalf(BaseModel):
         default=False,
         exclude_if=lambda healthy: not healthy,  # a faulted instance's hash stays as it was
         description="a healthy control: nothing is wrong, and the right answer changes nothing",
+    )
+    cascade: Cascade | None = Field(
+        default=None,
+        exclude_if=lambda cascade: cascade is None,  # an instance without one hashes as before
+        description="a fault that masks another (level 3 only)",
     )
 
 

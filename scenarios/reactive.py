@@ -1,13 +1,17 @@
-"""Reactive instances: faults drawn on a working network, each with a symptom of its own,
-and the hidden tests, the repair rule and the brief that reports some of the symptoms."""
+"""Reactive instances: faults drawn on a working network, each with a symptom of its own (but
+the masked fault of a cascade, `scenarios.cascade`), and the hidden tests, the repair rule and
+the brief that reports some of the symptoms."""
 
 from __future__ import annotations
 
 import itertools
 import random
+from dataclasses import dataclass
 
 from netdojo.scenarios import rip
 from netdojo.scenarios.briefs import reactive_brief, routing_rule
+from netdojo.scenarios.cascade import Pair, draw_pair, holds
+from netdojo.scenarios.cascade import record as cascade_record
 from netdojo.scenarios.faults.base import FaultContext, FaultPlan
 from netdojo.scenarios.faults.red_herring import red_herring
 from netdojo.scenarios.firewall import (
@@ -29,7 +33,7 @@ from netdojo.scenarios.hidden_tests import (
     PingTest,
 )
 from netdojo.scenarios.isis import isis_adjacency_test
-from netdojo.scenarios.model import HiddenHalf
+from netdojo.scenarios.model import Cascade, HiddenHalf
 from netdojo.scenarios.network import Network, Routing, ospf_link, render_lab
 from netdojo.scenarios.path_intent import traceroute_test
 from netdojo.scenarios.registry import Family, ScenarioError
@@ -40,20 +44,57 @@ EXTRA_REPORTS = 0.25  # chance that an observation no fault needs for its cover 
 TRIES = 6  # draws of each fault type, to find the places it can land
 
 
+@dataclass
+class Drawn:
+    """An instance's faults as drawn: the plans (red herring last), the firewall policy of a
+    family with one, and the cascade among the plans, if any."""
+
+    model: Forwarding
+    plans: list[FaultPlan]
+    policy: Policy | None
+    cascade: Cascade | None
+
+
 def reactive_task(
-    spec: Family, level: int, network: Network, lab_name: str, rng: random.Random
+    spec: Family,
+    level: int,
+    network: Network,
+    lab_name: str,
+    rng: random.Random,
+    cascade: bool = False,
 ) -> tuple[HiddenHalf, str, list[str]]:
     """The hidden half, the brief and the constraints of a repair task on ``network``."""
+    drawn = draw_faults(spec, level, network, rng, cascade)
+    return _assemble(spec, drawn.model, drawn.plans, lab_name, rng, drawn.policy, drawn.cascade)
+
+
+def draw_faults(
+    spec: Family, level: int, network: Network, rng: random.Random, cascade: bool = False
+) -> Drawn:
+    """The faults of a repair task on ``network``; with ``cascade``, the first two are a
+    cascade (`scenarios.cascade`) where the network offers one."""
     model = Forwarding(network, spec.network_routing)
     policy = choose_policy(network, rng) if spec.firewall else None
     firewall = Firewall.of(network, policy) if policy else None
     ctx = FaultContext(network=network, routing=spec.network_routing, rng=rng, firewall=firewall)
     weights = REAL_FAULTS_BY_LEVEL[level]
     count = rng.choices(list(weights), list(weights.values()))[0]
-    plans = _pick_faults(spec, ctx, model, count)
+    pair = _cascade_pair(spec, ctx, model) if cascade else None
+    plans = _pick_faults(spec, ctx, model, count, pair)
     if level >= 2:
         plans.append(red_herring(ctx))
-    return _assemble(spec, model, plans, lab_name, rng, policy)
+    real = [plan for plan in plans if not plan.fault.red_herring]
+    return Drawn(model, plans, policy, cascade_record(real, model) if pair else None)
+
+
+def _cascade_pair(spec: Family, ctx: FaultContext, model: Forwarding) -> Pair | None:
+    """A cascade among the places the family's faults can land; None, with the generator and
+    the context as they were, when there is none."""
+    state = ctx.rng.getstate()
+    pair = draw_pair(ctx, model, _offers(spec, ctx))
+    if pair is None:
+        ctx.rng.setstate(state)
+    return pair
 
 
 def _pick_faults(
@@ -61,9 +102,12 @@ def _pick_faults(
     ctx: FaultContext,
     model: Forwarding,
     count: int,
+    pair: Pair | None = None,
 ) -> list[FaultPlan]:
     """Up to ``count`` faults (at least one), each with a symptom of its own that the others
-    leave observable, together leaving every host pair's fate certain.
+    leave observable, together leaving every host pair's fate certain; with a cascade
+    ``pair``, the pair first (the masked fault's symptoms are the masking one's), then faults
+    that leave the cascade as it is.
 
     Each fault is drawn evenly over the (type, device) pairs the network offers, so a type that
     fits few places is no likelier there than any other type is at any of its places."""
@@ -71,7 +115,13 @@ def _pick_faults(
     plans: list[FaultPlan] = []
     owns: list[frozenset[Observation]] = []
     impact, flows = Impact(), frozenset[Observation]()
-    for _ in range(count):
+    if pair is not None:
+        ctx.used |= pair.taken
+        for plan in (pair.masking, pair.masked):
+            plans.append(plan)
+            owns.append(outlook(model, plan.impact, designed).observations | plan.flows)
+            impact, flows = impact.merge(plan.impact), flows | plan.flows
+    for _ in range(count - len(plans)):
         offers = _offers(spec, ctx)
         while offers:
             key = ctx.rng.choice(sorted(offers))
@@ -83,7 +133,8 @@ def _pick_faults(
             merged = impact.merge(plan.impact)
             together = outlook(model, merged, designed)
             observed = together.observations | flows | plan.flows
-            if together.sure and all(mine & observed for mine in [*owns, own]):
+            kept = pair is None or holds(model, [*plans, plan], 0, 1, designed)
+            if together.sure and kept and all(mine & observed for mine in [*owns, own]):
                 ctx.used |= taken
                 plans.append(plan)
                 owns.append(own)
@@ -149,6 +200,7 @@ def _assemble(
     lab_name: str,
     rng: random.Random,
     policy: Policy | None,
+    cascade: Cascade | None = None,
 ) -> tuple[HiddenHalf, str, list[str]]:
     network = model.network
     impact = Impact()
@@ -184,15 +236,27 @@ def _assemble(
     hidden = HiddenHalf(
         lab=lab,
         faults=[plan.fault for plan in plans],
-        solution=[call for plan in reversed(real) for call in plan.fault.fix],
+        solution=[call for plan in _repair_order(real, cascade) for call in plan.fault.fix],
         targets=targets,
         guards=guards,
         adherence=[test for plan in herrings for test in plan.healthy],
+        cascade=cascade,
     )
-    reported = _reported(model, real, observed, designed, rng)
+    showing = [p for i, p in enumerate(real) if cascade is None or i != cascade.masked]
+    reported = _reported(model, showing, observed, designed, rng)
     addresses = {h: network.host_address(h) for h in network.lans}
     brief = reactive_brief(reported, spec.network_routing, addresses, constraints, rng)
     return hidden, brief, constraints
+
+
+def _repair_order(real: list[FaultPlan], cascade: Cascade | None) -> list[FaultPlan]:
+    """The faults in the order the solution repairs them: the last drawn first, but the
+    masking fault of a cascade before all."""
+    order = list(reversed(real))
+    if cascade is not None:
+        masking = real[cascade.masking]
+        order = [masking, *(plan for plan in order if plan is not masking)]
+    return order
 
 
 def link_guards(network: Network, impact: Impact, routing: Routing) -> list[HiddenTest]:

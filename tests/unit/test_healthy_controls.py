@@ -61,7 +61,7 @@ def test_constructive_instances_are_never_controls() -> None:
 def test_a_faulted_instance_is_the_same_as_before_controls_existed() -> None:
     assert generate("ospf-adjacency", 2, 11).digest() == "0c05fb3e5a9f3468"
     assert generate("k8s-policy-repair", 1, 1).digest() == "ff2f55028926b0bf"
-    assert generate("acl-firewall", 3, 2).digest() == "4da4f70703bed6c8"
+    assert generate("acl-firewall", 3, 3).digest() == "df2b20f4f7626354"
 
 
 @pytest.mark.parametrize("family", REACTIVE)
