@@ -43,6 +43,17 @@ def ip_batch(*commands: str) -> None:
     run("ip", "-batch", "-", stdin="".join(f"{command}\n" for command in commands))
 
 
+def _quiet_then_up(link: str, settings: str) -> tuple[str, str, str]:
+    """The steps that bring ``link`` up silent: each its own command, in this order. Given in
+    one command, the kernel may raise the link before it takes ``addrgenmode none``, and the
+    link-local address it makes meanwhile sends frames with the host's MAC into the lab."""
+    return (
+        f"link set {link} addrgenmode none",
+        f"link set {link} {settings}",
+        f"link set {link} up",
+    )
+
+
 def bridge_name(network_id: str) -> str:
     return BRIDGE_PREFIX + network_id[:12]
 
@@ -137,7 +148,7 @@ class Driver:
             # gateway is, say, 172.17.0.1 (docker0's) would otherwise reach the host's stack.
             ip_batch(
                 f"link add {bridge} type bridge ageing_time 0 group_fwd_mask 0xfff8",
-                f"link set {bridge} addrgenmode none arp off up",
+                *_quiet_then_up(bridge, "arp off"),
             )
         saved = set(self.saved_rules())
         self.apply_rules([(t, f"-I {rule}") for t, rule in self.rules(bridge) if rule not in saved])
@@ -187,7 +198,7 @@ class Driver:
         ip_batch(
             f"link add {host_end} type veth peer name {peer_end}",
             *([f"link set {peer_end} address {mac}"] if mac else []),
-            f"link set {host_end} addrgenmode none master {bridge} up",
+            *_quiet_then_up(host_end, f"master {bridge}"),
         )
         return {
             "InterfaceName": {"SrcName": peer_end, "DstPrefix": "eth"},
