@@ -28,7 +28,14 @@ from netdojo.scenarios.hidden_tests import (
     SeenSourceParams,
     SeenSourceTest,
 )
-from netdojo.scenarios.network import Iface, Network, Node, render_lab, router_config
+from netdojo.scenarios.network import (
+    Iface,
+    Network,
+    Node,
+    attach_host,
+    render_lab,
+    router_config,
+)
 
 INSIDE_ROUTERS = {1: 1, 2: 2, 3: 3}
 OUTSIDE_ROUTERS = {1: 1, 2: 2, 3: 2}
@@ -139,19 +146,8 @@ def plan_edge(level: int, rng: random.Random) -> Edge:
     for k, ((router, host), lan) in enumerate(zip(attach, lan_nets, strict=True)):
         gateway = lan.network_address + rng.choice([1, 254])
         address = lan.network_address + rng.randint(10, 200)
-        link = f"lan{k}"
-        links.append((link, [(router, len(ifaces[router])), (host, 0)]))
-        name = f"eth{len(ifaces[router])}"
-        ifaces[router].append(Iface(name=name, link=link, address=f"{gateway}/24", peer=host))
         lans[host] = str(lan)
-        hosts.append(
-            Node(
-                name=host,
-                role="host",
-                ifaces=[Iface(name="eth0", link=link, address=f"{address}/24", peer=router)],
-                gateway=str(gateway),
-            )
-        )
+        hosts.append(attach_host(router, host, f"lan{k}", gateway, address, ifaces, links))
     loopbacks = rng.sample(range(1, 250), len(names))
     routers = [
         Node(name=r, role="router", ifaces=ifaces[r], loopback=f"10.255.0.{loopbacks[i]}")

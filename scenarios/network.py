@@ -140,20 +140,7 @@ def plan_network(
         )
         gateway = lan.network_address + rng.choice([1, 254])
         address = lan.network_address + rng.randint(10, 200)
-        link = f"lan{k}"
-        index = len(ifaces[router])
-        links.append((link, [(router, index), (host, 0)]))
-        ifaces[router].append(
-            Iface(name=f"eth{index}", link=link, address=f"{gateway}/24", peer=host)
-        )
-        hosts.append(
-            Node(
-                name=host,
-                role="host",
-                ifaces=[Iface(name="eth0", link=link, address=f"{address}/24", peer=router)],
-                gateway=str(gateway),
-            )
-        )
+        hosts.append(attach_host(router, host, f"lan{k}", gateway, address, ifaces, links))
         lans[host] = str(lan)
     loopback_ids = rng.sample(range(1, 250), len(topology.routers))
     asns = rng.sample(range(64512, 65535), len(topology.routers))
@@ -426,6 +413,28 @@ def render_lab(
             )
     links = [LinkSpec(name=name_, endpoints=ends) for name_, ends in network.links]
     return LabSpec.build(name=name, devices=devices, links=links)
+
+
+def attach_host(
+    router: str,
+    host: str,
+    link: str,
+    gateway: ipaddress.IPv4Address | ipaddress.IPv6Address,
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address,
+    ifaces: dict[str, list[Iface]],
+    links: list[tuple[str, list[tuple[str, int]]]],
+) -> Node:
+    """Give ``router`` a /24 port on ``link`` at ``gateway`` (recorded in ``ifaces`` and
+    ``links``); the host on its other end, at ``address``."""
+    index = len(ifaces[router])
+    links.append((link, [(router, index), (host, 0)]))
+    ifaces[router].append(Iface(name=f"eth{index}", link=link, address=f"{gateway}/24", peer=host))
+    return Node(
+        name=host,
+        role="host",
+        ifaces=[Iface(name="eth0", link=link, address=f"{address}/24", peer=router)],
+        gateway=str(gateway),
+    )
 
 
 def public_facts(network: Network) -> list[DeviceFacts]:

@@ -110,6 +110,18 @@ def session_test(network: Network, a: str, b: str, expect: bool, tag: str) -> Bg
     )
 
 
+def added_route(tag: str, router: str, prefix: str, via: str) -> Fault:
+    """A fault that adds ``ip route prefix via`` on ``router``; its fix takes the route away."""
+    return Fault(
+        type=tag,
+        device=router,
+        params={"prefix": prefix, "via": via},
+        inject=[configure(router, f"ip route {prefix} {via}")],
+        fix=[configure(router, f"no ip route {prefix} {via}")],
+        present=[route_test(tag, router, prefix, True, via=via)],
+    )
+
+
 def route_test(
     tag: str,
     device: str,

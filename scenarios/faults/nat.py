@@ -14,9 +14,9 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from netdojo.scenarios.faults.base import route_test
+from netdojo.scenarios.faults.base import added_route
 from netdojo.scenarios.hidden_tests import HiddenTest, NetfilterParams, NetfilterTest
-from netdojo.scenarios.model import Fault, ToolCall, configure, execute
+from netdojo.scenarios.model import Fault, ToolCall, execute
 from netdojo.scenarios.nat_edge import Edge, forward_test, ping_out, source_test
 
 WRONG_PORTS = (22, 80, 443, 3000, 8000, 8080)
@@ -175,15 +175,7 @@ def asymmetric_return(plan: Edge, rng: random.Random, tag: str) -> NatFault | No
     breaks = _ways_out(plan, hosts)
     if plan.server in hosts:
         breaks |= _forward(plan)
-    fault = Fault(
-        type=tag,
-        device=router,
-        params={"prefix": lan, "via": hop},
-        inject=[configure(router, f"ip route {lan} {hop}")],
-        fix=[configure(router, f"no ip route {lan} {hop}")],
-        present=[route_test(tag, router, lan, True, via=hop)],
-    )
-    return NatFault(fault, "route", breaks)
+    return NatFault(added_route(tag, router, lan, hop), "route", breaks)
 
 
 def _untracked(plan: Edge, tag: str, spec: str, words: list[str], breaks: frozenset[str],

@@ -8,6 +8,7 @@ import ipaddress
 from netdojo.scenarios.faults.base import (
     FaultContext,
     FaultPlan,
+    added_route,
     hosts_in,
     mistyped,
     route_test,
@@ -201,14 +202,7 @@ def route_override(ctx: FaultContext, tag: str) -> FaultPlan | None:
         return None
     peer, address = wrong
     return FaultPlan(
-        Fault(
-            type=tag,
-            device=router,
-            params={"prefix": prefix, "via": address},
-            inject=[configure(router, f"ip route {prefix} {address}")],
-            fix=[configure(router, f"no ip route {prefix} {address}")],
-            present=[route_test(tag, router, prefix, True, via=address)],
-        ),
+        added_route(tag, router, prefix, address),
         Impact(redirects={router: dict.fromkeys(hosts_in(ctx.network, prefix), peer)}),
         [route_test(tag, router, prefix, False, via=address)],
     )
