@@ -44,6 +44,7 @@ from netdojo.scenarios.hidden_tests import (
     HiddenTestBase,
     IsisAdjacencyTest,
     LinkUpTest,
+    Ospf6AdjacencyTest,
     OspfAdjacencyTest,
     PathTest,
     PingTest,
@@ -137,23 +138,41 @@ def parse_counters(snmp: str) -> dict[str, int]:
     return counters
 
 
-async def _counters(lab: LiveLab, device: str) -> dict[str, int]:
-    done = ran(await lab.exec_entered(device, ["cat", "/proc/net/snmp"]), "reading counters")
+def parse_counters6(snmp6: str) -> dict[str, int]:
+    """/proc/net/snmp6 (one ``Name value`` a line, e.g. ``Icmp6OutEchoReplies 3``) as
+    ``Name`` -> value."""
+    counters: dict[str, int] = {}
+    for line in snmp6.splitlines():
+        words = line.split()
+        if len(words) == 2 and words[1].isdecimal():
+            counters[words[0]] = int(words[1])
+    return counters
+
+
+def is_ipv6(address: str) -> bool:
+    """Whether ``address`` (an address or a prefix) is IPv6."""
+    return ":" in address
+
+
+async def _counters(lab: LiveLab, device: str, ipv6: bool = False) -> dict[str, int]:
+    path = "/proc/net/snmp6" if ipv6 else "/proc/net/snmp"
+    done = ran(await lab.exec_entered(device, ["cat", path]), "reading counters")
     if not done.ok:
         raise CheckUnavailable(f"cannot read counters on {device}: {done.stderr.strip()}")
-    return parse_counters(done.stdout)
+    return parse_counters6(done.stdout) if ipv6 else parse_counters(done.stdout)
 
 
 async def _witnessed(
     ctx: CheckContext, target: str, send: Callable[[], Awaitable[ExecResult]], counter: str
 ) -> tuple[ExecResult, str, int]:
     """Run ``send`` while the owner of ``target`` is watched: (result, owner, how much its
-    ``counter`` grew meanwhile)."""
+    ``counter`` grew meanwhile); an IPv6 counter (``Icmp6...``) is read from /proc/net/snmp6."""
     owner = ctx.owner(target)
+    ipv6 = "." not in counter
     async with ctx.lock(owner):
-        before = await _counters(ctx.lab, owner)
+        before = await _counters(ctx.lab, owner, ipv6)
         done = await send()
-        after = await _counters(ctx.lab, owner)
+        after = await _counters(ctx.lab, owner, ipv6)
     return done, owner, after.get(counter, 0) - before.get(counter, 0)
 
 
@@ -195,6 +214,9 @@ def checker(model: type[T]) -> Callable[[Checker[T]], Checker[T]]:
 async def _ping(ctx: CheckContext, test: PingTest) -> Observed:
     target = test.params.target
     argv = ["ping", "-c", "2", "-i", "0.2", "-W", "1", "-q", target]
+    counter = "Icmp.OutEchoReps"
+    if is_ipv6(target):
+        argv, counter = [*argv[:1], "-6", *argv[1:]], "Icmp6OutEchoReplies"
 
     async def ping() -> ExecResult:
         return await ctx.lab.exec_entered(test.device, argv)
@@ -202,7 +224,7 @@ async def _ping(ctx: CheckContext, test: PingTest) -> Observed:
     if ctx.owners is None:
         done = ran(await ping(), "ping")
         return done.ok, f"ping {target} from {test.device}: {_loss(done)}"
-    done, owner, answered = await _witnessed(ctx, target, ping, "Icmp.OutEchoReps")
+    done, owner, answered = await _witnessed(ctx, target, ping, counter)
     ran(done, "ping")
     received = int(m.group(1)) if (m := _RECEIVED.search(done.stdout)) else 0
     reached = done.ok and 0 < received <= answered
@@ -316,6 +338,24 @@ async def _ospf_full(ctx: CheckContext, test: OspfAdjacencyTest) -> Observed:
     return full, f"{test.device}: neighbour {neighbor} state {', '.join(states) or 'absent'}"
 
 
+@checker(Ospf6AdjacencyTest)
+async def _ospf6_full(ctx: CheckContext, test: Ospf6AdjacencyTest) -> Observed:
+    neighbor = test.params.neighbor
+    shown = await _vtysh_json(ctx, test.device, "show ipv6 ospf6 neighbor json")
+    states = ospf6_states(shown, neighbor)
+    full = "Full" in states
+    return full, f"{test.device}: OSPFv3 neighbour {neighbor} state {', '.join(states) or 'absent'}"
+
+
+def ospf6_states(shown: dict[str, Any], neighbor: str) -> list[str]:
+    """The states of ``neighbor`` in `show ipv6 ospf6 neighbor json` (one per interface)."""
+    return [
+        str(entry.get("state", ""))
+        for entry in shown.get("neighbors", [])
+        if isinstance(entry, dict) and entry.get("neighborId") == neighbor
+    ]
+
+
 @checker(IsisAdjacencyTest)
 async def _isis_adjacency(ctx: CheckContext, test: IsisAdjacencyTest) -> Observed:
     params = test.params
@@ -379,7 +419,8 @@ async def _default_route(ctx: CheckContext, test: DefaultRouteTest) -> Observed:
 @checker(AddressTest)
 async def _address(ctx: CheckContext, test: AddressTest) -> Observed:
     iface = test.params.interface
-    argv = ["ip", "-j", "-4", "address", "show", "dev", iface]
+    family = "-6" if is_ipv6(test.params.address) else "-4"
+    argv = ["ip", "-j", family, "address", "show", "dev", iface]
     info = await _ip_json(ctx, test.device, argv)
     addresses = [f"{a['local']}/{a['prefixlen']}" for i in info for a in i.get("addr_info", [])]
     holds = test.params.address in addresses
@@ -398,6 +439,8 @@ async def _bgp_session(ctx: CheckContext, test: BgpSessionTest) -> Observed:
 async def _path(ctx: CheckContext, test: PathTest) -> Observed:
     target, owners = test.params.target, test.params.owners
     argv = ["traceroute", "-n", "-q", "1", "-w", "1", "-m", "30", target]
+    if is_ipv6(target):
+        argv.insert(1, "-6")
     done = ran(await ctx.lab.exec_entered(test.device, argv, timeout=45), "traceroute")
     trace = parse_traceroute(test.device, target, target, done.stdout)
     hops = trace.hops[:-1] if trace.reached else trace.hops

@@ -53,6 +53,11 @@ LOST_FORMS = {
         "some OSPF adjacencies expected by the design are not up",
         "the OSPF neighbour count is short of what it should be",
     ),
+    "ospf6": (
+        "the routers report fewer OSPFv3 adjacencies than the design calls for",
+        "some OSPFv3 adjacencies expected by the design are not up",
+        "the OSPFv3 neighbour count is short of what it should be",
+    ),
     "isis": (
         "the routers report fewer IS-IS adjacencies than the design calls for",
         "some IS-IS adjacencies expected by the design are not up",
@@ -134,6 +139,14 @@ DIAGNOSIS_ONLY = (
 )
 """Added to the brief of a diagnosis-only episode."""
 ROUTING_RULES = {
+    "ospf6": (
+        "Reachability must come back through OSPFv3 itself: no static or kernel routes, no "
+        "borrowed addresses, no NAT.",
+        "Repair the cause: every remote IPv6 prefix must be learnt through OSPFv3, not through "
+        "static routes, kernel routes, address tricks or translation.",
+        "Do not paper over the fault: routes between sites come from OSPFv3 only (no static or "
+        "kernel routes, no extra addresses, no NAT).",
+    ),
     "ospf": (
         "Reachability must come back through OSPF itself: no static or kernel routes, no "
         "borrowed addresses, no NAT.",

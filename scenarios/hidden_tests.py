@@ -31,19 +31,24 @@ from pydantic import (
 
 
 def _address(value: str) -> str:
-    ipaddress.IPv4Address(value)
+    ipaddress.ip_address(value)  # IPv4, or IPv6 for the IPv6 families
+    return value
+
+
+def _router_id(value: str) -> str:
+    ipaddress.IPv4Address(value)  # a 32-bit id, written as an IPv4 address whatever the family
     return value
 
 
 def _prefix(value: str) -> str:
-    ipaddress.IPv4Network(value)
+    ipaddress.ip_network(value)
     return value
 
 
 def _interface_address(value: str) -> str:
     if "/" not in value:
         raise ValueError(f"{value} has no prefix length")
-    ipaddress.IPv4Interface(value)
+    ipaddress.ip_interface(value)
     return value
 
 
@@ -51,6 +56,7 @@ Address = Annotated[str, AfterValidator(_address)]
 Prefix = Annotated[str, AfterValidator(_prefix)]
 InterfaceAddress = Annotated[str, AfterValidator(_interface_address)]
 Name = Annotated[str, Field(min_length=1)]
+RouterId = Annotated[str, AfterValidator(_router_id)]
 
 
 class _Params(BaseModel):
@@ -126,6 +132,18 @@ class OspfAdjacencyTest(HiddenTestBase):
 
     kind: Literal["ospf_full"] = "ospf_full"
     params: OspfAdjacencyParams
+
+
+class Ospf6AdjacencyParams(_Params):
+    neighbor: RouterId = Field(description="the neighbour's OSPFv3 router-id")
+    expect: bool = True
+
+
+class Ospf6AdjacencyTest(HiddenTestBase):
+    """``device`` has the OSPFv3 neighbour ``neighbor`` in Full state."""
+
+    kind: Literal["ospf6_full"] = "ospf6_full"
+    params: Ospf6AdjacencyParams
 
 
 class IsisAdjacencyParams(_Params):
@@ -497,7 +515,8 @@ HiddenTest = Annotated[
     | SeenSourceTest
     | NetfilterTest
     | DhcpLeaseTest
-    | DnsAnswerTest,
+    | DnsAnswerTest
+    | Ospf6AdjacencyTest,
     Field(discriminator="kind"),
 ]
 """Any hidden test, told apart by its ``kind``."""

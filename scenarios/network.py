@@ -14,12 +14,13 @@ import networkx as nx
 from pydantic import BaseModel
 
 from netdojo.labs.spec import DeviceSpec, LabSpec, LinkSpec
+from netdojo.scenarios.ipv6 import address_lines, host_startup, ospf6_lines
 from netdojo.scenarios.isis import isis_lines
 from netdojo.scenarios.model import DeviceFacts, InterfaceFacts
 from netdojo.scenarios.rip import rip_lines
 from netdojo.scenarios.topology import Topology
 
-Routing = Literal["static", "ospf", "bgp", "ibgp", "rip", "isis", "none"]
+Routing = Literal["static", "ospf", "bgp", "ibgp", "rip", "isis", "ospf6", "none"]
 HOSTS_BY_LEVEL = {1: 2, 2: 3, 3: 4}
 HOST_PREFIXES = ("h", "pc", "srv", "ws", "host")
 
@@ -174,6 +175,7 @@ PROTOCOLS = ("bgpd", "ospfd", "ospf6d", "ripd", "ripngd", "isisd", "pimd", "ldpd
 def daemons_file(enabled: set[str]) -> str:
     lines = "\n".join(f"{p}={'yes' if p in enabled else 'no'}" for p in PROTOCOLS)
     text = DAEMONS.format(protocols=lines + "\nstaticd=yes")
+    text += 'ospf6d_options="  -A 127.0.0.1"\n' if "ospf6d" in enabled else ""
     return text + ('isisd_options="  -A 127.0.0.1"\n' if "isisd" in enabled else "")
 
 
@@ -353,6 +355,9 @@ def router_config(
         "service integrated-vtysh-config",
         "!",
     ]
+    if routing == "ospf6":
+        lines += [*address_lines(router), *ospf6_lines(network, router), "!", ""]
+        return "\n".join(lines)
     for iface in router.ifaces:
         lines += [f"interface {iface.name}", f" ip address {iface.address}", "exit"]
     lines += ["interface lo", f" ip address {router.loopback}/32", "exit"]
@@ -383,9 +388,11 @@ def render_lab(
         "ibgp": {"ospfd", "bgpd"},
         "rip": {"ripd"},
         "isis": {"isisd"},
+        "ospf6": {"ospf6d"},
     }
     enabled = daemons if daemons is not None else needs.get(routing, set())
     statics = static_routes(network) if routing == "static" else {}
+    ipv6 = {"ipv6": True} if routing == "ospf6" else {}  # other labs are written as before
     for node in network.nodes:
         if node.role == "router":
             devices.append(
@@ -397,20 +404,19 @@ def render_lab(
                         "/etc/frr/frr.conf": router_config(network, node, routing, statics),
                     },
                     startup=["/usr/lib/frr/frrinit.sh start"],
+                    **ipv6,
                 )
             )
         else:
             iface = node.ifaces[0]
-            devices.append(
-                DeviceSpec(
-                    name=node.name,
-                    role="host",
-                    startup=[
-                        f"ip address add {iface.address} dev eth0",
-                        f"ip route add default via {node.gateway}",
-                    ],
-                )
-            )
+            assert node.gateway is not None
+            startup = [
+                f"ip address add {iface.address} dev eth0",
+                f"ip route add default via {node.gateway}",
+            ]
+            if ipv6:
+                startup = host_startup(iface.address, node.gateway)
+            devices.append(DeviceSpec(name=node.name, role="host", startup=startup, **ipv6))
     links = [LinkSpec(name=name_, endpoints=ends) for name_, ends in network.links]
     return LabSpec.build(name=name, devices=devices, links=links)
 

@@ -32,6 +32,7 @@ from netdojo.scenarios.hidden_tests import (
     PingParams,
     PingTest,
 )
+from netdojo.scenarios.ipv6 import ospf6_adjacency_test
 from netdojo.scenarios.isis import isis_adjacency_test
 from netdojo.scenarios.model import Cascade, HiddenHalf
 from netdojo.scenarios.network import Network, Routing, ospf_link, render_lab
@@ -260,17 +261,19 @@ def _repair_order(real: list[FaultPlan], cascade: Cascade | None) -> list[FaultP
 
 
 def link_guards(network: Network, impact: Impact, routing: Routing) -> list[HiddenTest]:
-    """The protocol state of every transit link no fault takes down: its IS-IS or OSPF adjacency
-    or BGP session, or under RIP the updates it carries; none under static routing."""
+    """The protocol state of every transit link no fault takes down: its IS-IS, OSPF or OSPFv3
+    adjacency or BGP session, or under RIP the updates it carries; none under static routing."""
     if routing == "rip":
         return list(rip.link_guards(network, impact))
-    if routing not in ("ospf", "bgp", "ibgp", "isis"):
+    if routing not in ("ospf", "bgp", "ibgp", "isis", "ospf6"):
         return []
     guards: list[HiddenTest] = []
     for a, b in network.transit_links():
         if frozenset((a, b)) in impact.down_links:
             continue
-        if routing == "isis":
+        if routing == "ospf6":
+            guards.append(ospf6_adjacency_test(network, a, b, True, "guard"))
+        elif routing == "isis":
             guards.append(isis_adjacency_test(network, a, b, True, "guard"))
         elif ospf_link(network, routing, a, b):
             neighbour = network.node(b).loopback

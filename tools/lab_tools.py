@@ -316,6 +316,8 @@ class LabTools:
             self.known_device(source)
             address = await self.address_of(destination)
             argv = ["ping", "-n", "-c", str(count), "-i", "0.2", "-W", "1", address]
+            if ":" in address:  # IPv6: said outright, IPv4 runs as it always did
+                argv.insert(1, "-6")
             done = await self.lab.exec(source, argv, timeout=count * 0.2 + 3)
             result = parse_ping(source, destination, done.stdout)
             if not done.ok and not result.transmitted:
@@ -334,6 +336,8 @@ class LabTools:
             self.known_device(source)
             address = await self.address_of(destination)
             argv = ["traceroute", "-n", "-q", "1", "-w", "1", "-m", "16", address]
+            if ":" in address:
+                argv.insert(1, "-6")
             done = await self.lab.exec(source, argv, timeout=self.limits.traceroute_timeout_s)
             result = parse_traceroute(source, destination, address, done.stdout)
             if not done.ok and not result.hops:

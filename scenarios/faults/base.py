@@ -27,6 +27,7 @@ from netdojo.scenarios.hidden_tests import (
     RouteParams,
     RouteTest,
 )
+from netdojo.scenarios.ipv6 import ospf6_adjacency_test
 from netdojo.scenarios.isis import isis_adjacency_test
 from netdojo.scenarios.model import Fault, configure
 from netdojo.scenarios.network import Iface, Network, Routing, ospf_link, static_routes
@@ -281,6 +282,8 @@ def link_down(ctx: FaultContext, a: str, b: str, tag: str) -> tuple[Impact, list
         return impact, [heard_test(ctx.network, r, s, True, tag) for r, s in ((a, b), (b, a))]
     if ctx.routing == "isis":
         return impact, [isis_adjacency_test(ctx.network, a, b, True, tag)]
+    if ctx.routing == "ospf6":
+        return impact, [ospf6_adjacency_test(ctx.network, a, b, True, tag)]
     if ospf_link(ctx.network, ctx.routing, a, b):
         return impact, [adjacency_test(ctx.network, a, b, True, tag)]
     return impact, [session_test(ctx.network, a, b, True, tag)]

@@ -47,7 +47,7 @@ def _pattern(form: str, slots: dict[str, str]) -> re.Pattern[str]:
         if index % 2 == 0:
             regex += re.escape(part)
         elif part not in slots:
-            regex += r"[\d.]+"
+            regex += r"(?:[\d.]+|[\da-fA-F:]+)"  # an IPv4 or IPv6 address
         elif f"(?P<{part}>" in regex:
             regex += f"(?P={part})"
         else:

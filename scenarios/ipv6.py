@@ -1,0 +1,81 @@
+"""IPv6 routing with OSPFv3 (FRR `ospf6d`): how a router's IPv6 configuration is written,
+and the hidden test of an OSPFv3 adjacency.
+
+The data plane is IPv6 only: every transit link and host LAN is a /64, routers forward IPv6
+(`ipv6 forwarding`, which FRR otherwise writes off) and hosts take a static address and a
+default route through their router's global address. The loopback keeps its IPv4 address only
+as the router-id OSPFv3 needs (a 32-bit number written as an IPv4 address); nothing routes
+to it. Transit ports are fast point-to-point circuits (hello every second, neighbours dead
+after four); LAN ports are passive. OSPFv3 forms its adjacencies between link-local
+addresses, so a wrong global prefix on a transit port does not break the link: the LAN side
+is where a wrong prefix shows.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from netdojo.scenarios.hidden_tests import Ospf6AdjacencyParams, Ospf6AdjacencyTest
+
+if TYPE_CHECKING:
+    from netdojo.scenarios.network import Network, Node
+
+AREA = "0.0.0.0"
+HELLO_INTERVAL = 1
+DEAD_INTERVAL = 4
+
+
+def address_lines(router: Node) -> list[str]:
+    """The router's global IPv6 addresses, and its IPv4 router-id on the loopback."""
+    lines: list[str] = []
+    for iface in router.ifaces:
+        lines += [f"interface {iface.name}", f" ipv6 address {iface.address}", "exit"]
+    return [*lines, "interface lo", f" ip address {router.loopback}/32", "exit"]
+
+
+def ospf6_lines(network: Network, router: Node) -> list[str]:
+    """IPv6 forwarding on; OSPFv3 in the backbone on every port, LAN ports passive."""
+    lines = ["ipv6 forwarding"]
+    for iface in router.ifaces:
+        lines += [f"interface {iface.name}", f" ipv6 ospf6 area {AREA}"]
+        if network.node(iface.peer).role == "router":
+            lines += [
+                " ipv6 ospf6 network point-to-point",
+                f" ipv6 ospf6 hello-interval {HELLO_INTERVAL}",
+                f" ipv6 ospf6 dead-interval {DEAD_INTERVAL}",
+            ]
+        else:
+            lines.append(" ipv6 ospf6 passive")
+        lines.append("exit")
+    return [
+        *lines,
+        "router ospf6",
+        f" ospf6 router-id {router.loopback}",
+        " timers throttle spf 0 50 500",
+        "exit",
+    ]
+
+
+def host_startup(address: str, gateway: str) -> list[str]:
+    """A host's IPv6 address (no duplicate detection: it is usable at once) and default route;
+    it takes no router advertisements."""
+    return [
+        "sysctl -qw net.ipv6.conf.eth0.accept_ra=0",
+        f"ip -6 address add {address} dev eth0 nodad",
+        f"ip -6 route add default via {gateway}",
+    ]
+
+
+def ospf6_adjacency_test(
+    network: Network, a: str, b: str, expect: bool, tag: str
+) -> Ospf6AdjacencyTest:
+    """Whether ``a`` has ``b`` (by router-id) as a Full OSPFv3 neighbour."""
+    loopback = network.node(b).loopback
+    assert loopback is not None
+    state = "is" if expect else "is not"
+    return Ospf6AdjacencyTest(
+        id=f"{tag}:ospf6:{a}-{b}",
+        description=f"{a} {state} in a Full OSPFv3 adjacency with {b}",
+        device=a,
+        params=Ospf6AdjacencyParams(neighbor=loopback, expect=expect),
+    )
