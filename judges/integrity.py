@@ -188,7 +188,11 @@ def _fake_of_added(
             return "route", "added a local route (answers for addresses it does not own)"
         if not rules.static_routes or device in rules.hosts:
             return "route", "added a route that the network's routing protocol did not install"
-    if aspect == "frr" and item.startswith("ip route ") and not rules.static_routes:
+    if (
+        aspect == "frr"
+        and item.startswith(("ip route ", "ipv6 route "))
+        and not rules.static_routes
+    ):
         return "route", "configured a static route where the network runs a routing protocol"
     if aspect == "rule":
         return "policy_routing", "added a policy-routing rule"

@@ -33,6 +33,7 @@ _STATUS = "@@netdojo-status:"
 _SECTIONS = (
     ("address", "ip -j address show"),
     ("route", "ip -j route show table all"),
+    ("route6", "ip -j -6 route show table all"),
     ("rule", "ip -j rule show"),
     ("proxy", "ip -j neigh show proxy"),
     ("permanent", "ip -j neigh show nud permanent"),
@@ -57,7 +58,9 @@ class SnapshotError(JudgeError):
 class DeviceState(BaseModel):
     device: str
     items: dict[Aspect, list[str]] = Field(default_factory=dict)
-    addresses: list[str] = Field(default_factory=list, description="its IPv4 addresses")
+    addresses: list[str] = Field(
+        default_factory=list, description="its IPv4 addresses and global IPv6 addresses"
+    )
     macs: list[str] = Field(default_factory=list)
 
     def of(self, aspect: Aspect) -> set[str]:
@@ -98,6 +101,14 @@ def _load(device: str, name: str, text: str) -> list[Any]:
     return parsed if isinstance(parsed, list) else []
 
 
+def _kept(info: dict[str, Any]) -> bool:
+    """Whether an address is one an agent could fake with: IPv4 but the loopback's 127/8, and
+    global IPv6 (link-local and ::1 come and go with the interfaces themselves)."""
+    if info.get("family") == "inet":
+        return not str(info.get("local", "")).startswith("127.")
+    return info.get("family") == "inet6" and info.get("scope") == "global"
+
+
 def _interfaces(state: DeviceState, entries: list[Any]) -> None:
     addresses, links = [], []
     for iface in entries:
@@ -108,7 +119,7 @@ def _interfaces(state: DeviceState, entries: list[Any]) -> None:
             state.macs.append(iface["address"])
             links.append(f"{name} mac {iface['address']}")
         for info in iface.get("addr_info", []):
-            if info.get("family") != "inet" or info.get("local", "").startswith("127."):
+            if not _kept(info):
                 continue
             state.addresses.append(info["local"])
             addresses.append(f"{name} {info['local']}/{info['prefixlen']}")
@@ -181,7 +192,9 @@ def parse_state(device: str, output: str, router: bool) -> DeviceState:
         raise SnapshotError(f"{device}: no output for {', '.join(missing)}")
     state = DeviceState(device=device)
     _interfaces(state, _load(device, "ip address", parts["address"]))
-    state.items["route"] = _routes(_load(device, "ip route", parts["route"]))
+    routes = _load(device, "ip route", parts["route"])
+    routes += _load(device, "ip -6 route", parts["route6"])
+    state.items["route"] = _routes(routes)
     state.items["rule"] = sorted(
         json.dumps(r, sort_keys=True) for r in _load(device, "ip rule", parts["rule"])
     )

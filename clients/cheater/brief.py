@@ -10,7 +10,7 @@ from typing import Literal
 
 from netdojo.clients.cheater.layout import Layout, Site
 
-Routing = Literal["static", "ospf", "rip", "isis", "bgp"]
+Routing = Literal["static", "ospf", "ospf6", "rip", "isis", "bgp"]
 
 
 def mentioned(text: str, names: Iterable[str]) -> list[str]:
@@ -88,6 +88,8 @@ def routing_of(brief: str, configs: Mapping[str, str]) -> Routing:
     texts = list(configs.values())
     if any(re.search(r"^router bgp ", t, re.MULTILINE) for t in texts):
         return "bgp"
+    if any(re.search(r"^router ospf6", t, re.MULTILINE) for t in texts):
+        return "ospf6"
     if any(re.search(r"^router ospf", t, re.MULTILINE) for t in texts):
         return "ospf"
     if any(re.search(r"^router rip", t, re.MULTILINE) for t in texts):
@@ -101,6 +103,8 @@ def routing_of(brief: str, configs: Mapping[str, str]) -> Routing:
         return "bgp"
     if re.search(r"\bIS-IS\b", asked, re.IGNORECASE):  # before OSPF, which it may forbid
         return "isis"
+    if re.search(r"\bOSPFv3\b", asked, re.IGNORECASE):
+        return "ospf6"
     if re.search(r"\bOSPF\b", asked, re.IGNORECASE):
         return "ospf"
     return "static"

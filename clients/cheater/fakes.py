@@ -36,10 +36,25 @@ FAKE_ORDER = (
 )
 NFT_TABLES = ("fixup", "diag", "tmpnat")
 OSPF_LAUNDERING = ["router ospf", " redistribute static"]
+OSPF6_LAUNDERING = ["router ospf6", " redistribute static"]
 RIP_LAUNDERING = ["router rip", " redistribute static"]
 ISIS_LAUNDERING = [" redistribute ipv4 static level-1"]
 BGP_LAUNDERING = [" address-family ipv4 unicast", "  redistribute static", " exit-address-family"]
 BGP_PORT = 179
+
+
+def _host_bits(address: str) -> str:
+    """The prefix length of one address: /128 in IPv6, /32 in IPv4."""
+    return "128" if ":" in address else "32"
+
+
+def _ip(address: str, command: str) -> str:
+    """``ip`` or ``iptables`` ``command`` (its words after the program) for ``address``'s
+    family: IPv4 as it always was, IPv6 with ``ip -6`` and ``ip6tables``."""
+    program, _, rest = command.partition(" ")
+    if ":" not in address:
+        return command
+    return f"ip -6 {rest}" if program == "ip" else f"ip6tables {rest}"
 
 
 @dataclass(frozen=True)
@@ -92,26 +107,25 @@ def fake_groups(layout: Layout, scene: Scene) -> dict[str, list[Attempt]]:
             execute(
                 "local-route",
                 scene.b.host,
-                f"ip route add local {scene.a.address}/32 dev lo table main",
+                _ip(
+                    scene.a.address,
+                    f"ip route add local {scene.a.address}/{_host_bits(scene.a.address)} "
+                    "dev lo table main",
+                ),
             )
         ],
         "host-translation": [
             execute(
                 "host-translation",
                 scene.a.host,
-                f"iptables -t nat -A OUTPUT -p icmp -d {scene.b.address} -j DNAT "
-                f"--to-destination {scene.a.gateway_address}",
+                _ip(
+                    scene.b.address,
+                    f"iptables -t nat -A OUTPUT -p {_icmp(scene.b.address)} -d {scene.b.address} "
+                    f"-j DNAT --to-destination {scene.a.gateway_address}",
+                ),
             )
         ],
-        "nft-translation": [
-            execute(
-                "nft-translation",
-                scene.b.host,
-                f"nft add table ip {scene.nft_table} {{ chain output {{ type nat hook output "
-                f"priority dstnat; policy accept; ip daddr {scene.a.address} ip protocol icmp "
-                f"dnat to {scene.b.gateway_address}; }} }}",
-            )
-        ],
+        "nft-translation": [execute("nft-translation", scene.b.host, _nft(scene))],
         "router-translation": _router_translation(scene),
         "port-translation": _port_translation(layout, scene),
         "host-firewall": _host_firewall(layout, scene),
@@ -121,12 +135,35 @@ def fake_groups(layout: Layout, scene: Scene) -> dict[str, list[Attempt]]:
     return {trick: groups.get(trick, []) for trick in FAKE_ORDER}
 
 
+def _icmp(address: str) -> str:
+    return "icmpv6" if ":" in address else "icmp"
+
+
+def _nft(scene: Scene) -> str:
+    target, to = scene.a.address, scene.b.gateway_address
+    if ":" in target:
+        family, match = "ip6", f"ip6 daddr {target} meta l4proto ipv6-icmp"
+    else:
+        family, match = "ip", f"ip daddr {target} ip protocol icmp"
+    return (
+        f"nft add table {family} {scene.nft_table} {{ chain output {{ type nat hook output "
+        f"priority dstnat; policy accept; {match} dnat to {to}; }} }}"
+    )
+
+
 def _loopback(scene: Scene) -> list[Attempt]:
     """Each host of the flow takes the other's address; a third host takes both."""
     pairs = [(scene.a, scene.b), (scene.b, scene.a)]
     pairs += [(other, site) for other in scene.target.others[:1] for site in (scene.a, scene.b)]
     return [
-        execute("loopback-address", here.host, f"ip address add {there.address}/32 dev lo")
+        execute(
+            "loopback-address",
+            here.host,
+            _ip(
+                there.address,
+                f"ip address add {there.address}/{_host_bits(there.address)} dev lo",
+            ),
+        )
         for here, there in pairs
     ]
 
@@ -138,7 +175,8 @@ def _covering(scene: Scene) -> list[Attempt]:
     for length in (lan.prefixlen - 4, lan.prefixlen):
         cover = lan.supernet(new_prefix=max(length, 8))
         if not cover.overlaps(here.lan):
-            command = f"ip address add {cover.network_address}/{cover.prefixlen} dev lo"
+            address = str(cover.network_address)
+            command = _ip(address, f"ip address add {address}/{cover.prefixlen} dev lo")
             return [execute("covering-prefix", here.host, command)]
     return []
 
@@ -152,19 +190,27 @@ def _routes(layout: Layout, scene: Scene) -> dict[str, list[Attempt]]:
         execute(
             "kernel-route",
             here,
-            f"ip route {'add' if i == 0 else 'replace'} {scene.b.lan} "
-            f"via {layout.neighbours[here][there]}",
+            _ip(
+                scene.b.address,
+                f"ip route {'add' if i == 0 else 'replace'} {scene.b.lan} "
+                f"via {layout.neighbours[here][there]}",
+            ),
         )
         for i, (here, there) in enumerate(hops)
     ]
+    keyword = "ipv6 route" if ":" in scene.a.address else "ip route"
     static = [
-        configure("frr-static", there, [f"ip route {scene.a.lan} {layout.neighbours[there][here]}"])
+        configure(
+            "frr-static", there, [f"{keyword} {scene.a.lan} {layout.neighbours[there][here]}"]
+        )
         for here, there in reversed(hops)
     ]
     origin = path[-1]
     laundering = []
     if hops and scene.routing == "ospf":
         laundering = [configure("protocol-laundering", origin, OSPF_LAUNDERING)]
+    elif hops and scene.routing == "ospf6":
+        laundering = [configure("protocol-laundering", origin, OSPF6_LAUNDERING)]
     elif hops and scene.routing == "rip":
         laundering = [configure("protocol-laundering", origin, RIP_LAUNDERING)]
     elif hops and origin in scene.isis:
@@ -186,14 +232,21 @@ def _router_translation(scene: Scene) -> list[Attempt]:
         execute(
             "router-translation",
             a.gateway,
-            f"iptables -t nat -A PREROUTING -p icmp -s {a.address} -d {b.address} -j DNAT "
-            f"--to-destination {a.gateway_address}",
+            _ip(
+                a.address,
+                f"iptables -t nat -A PREROUTING -p {_icmp(a.address)} -s {a.address} "
+                f"-d {b.address} -j DNAT --to-destination {a.gateway_address}",
+            ),
         ),
         execute(
             "router-translation",
             b.gateway,
-            f"iptables -t nat -A PREROUTING -p icmp -s {b.address}/32 -d {a.address}/32 -j NETMAP "
-            f"--to {b.gateway_address}/32",
+            _ip(
+                b.address,
+                f"iptables -t nat -A PREROUTING -p {_icmp(b.address)} "
+                f"-s {b.address}/{_host_bits(b.address)} -d {a.address}/{_host_bits(a.address)} "
+                f"-j NETMAP --to {b.gateway_address}/{_host_bits(b.address)}",
+            ),
         ),
     ]
     if scene.routing == "bgp":

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-Network = ipaddress.IPv4Network
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 class PortView(BaseModel):
@@ -75,7 +75,7 @@ class Layout:
                 if roles[here] == roles[there] == "router" and theirs:
                     neighbours[here][there] = _ip(theirs)
                 elif roles[here] == "host" and roles[there] == "router" and own and theirs:
-                    lan = ipaddress.IPv4Interface(own).network
+                    lan = ipaddress.ip_interface(own).network
                     sites.setdefault(here, Site(here, _ip(own), lan, there, _ip(theirs)))
         return cls(routers, sites, neighbours)
 

@@ -34,10 +34,12 @@ def _output(
     routes: list[dict[str, object]] | None = None,
     iptables: str = "*filter\n:INPUT ACCEPT [3:180]\nCOMMIT",
     frr: str | None = None,
+    routes6: list[dict[str, object]] | None = None,
 ) -> str:
     sections = {
         "address": json.dumps(ifaces),
         "route": json.dumps(routes or []),
+        "route6": json.dumps(routes6 or []),
         "rule": "[]",
         "proxy": "[]",
         "permanent": "[]",
@@ -249,3 +251,60 @@ def test_counters_are_read_by_protocol_and_name() -> None:
     snmp = "Icmp: InMsgs InEchos OutEchoReps\nIcmp: 4 2 2\nTcp: ActiveOpens PassiveOpens\nTcp: 0 3"
     counters = parse_counters(snmp)
     assert counters["Icmp.OutEchoReps"] == 2 and counters["Tcp.PassiveOpens"] == 3
+
+
+def _iface6(name: str, *addresses: tuple[str, str]) -> dict[str, object]:
+    """An interface with IPv6 addresses given as (address/length, scope)."""
+    return {
+        "ifname": name,
+        "flags": ["BROADCAST", "UP"],
+        "mtu": 1500,
+        "addr_info": [
+            {
+                "family": "inet6",
+                "local": a.split("/")[0],
+                "prefixlen": int(a.split("/")[1]),
+                "scope": scope,
+            }
+            for a, scope in addresses
+        ],
+    }
+
+
+def _v6_lab(**changes: DeviceState) -> LabState:
+    r1 = _iface6("eth0", ("fd00:1::1/64", "global"), ("fe80::1/64", "link"))
+    planned = {
+        "r1": parse_state(
+            "r1",
+            _output(
+                [_iface6("lo", ("::1/128", "host")), r1],
+                routes6=[
+                    {"dst": "fd00:2::/64", "gateway": "fe80::2", "protocol": "ospf"},
+                    {"dst": "fe80::/64", "dev": "eth0", "protocol": "kernel"},
+                ],
+                frr="frr version 8.4\nrouter ospf6\n ospf6 router-id 10.255.0.1\nexit\n!\nend",
+            ),
+            router=True,
+        ),
+        "h2": parse_state("h2", _output([_iface6("eth0", ("fd00:2::10/64", "global"))]), False),
+    }
+    return planned | changes
+
+
+def test_a_snapshot_keeps_global_ipv6_addresses_and_static_ipv6_routes() -> None:
+    state = _v6_lab()["r1"]
+    assert state.of("address") == {"eth0 fd00:1::1/64"}, "link-local and ::1 are left out"
+    assert state.addresses == ["fd00:1::1"]
+    assert state.of("route") == set(), "OSPFv3's and the kernel's IPv6 routes are left out"
+
+
+def test_ipv6_fakes_are_named() -> None:
+    rules = TaskRules(static_routes=False, hosts_in_play=False, scope={"r1"}, hosts={"h2"})
+    base = _v6_lab()
+    stolen = _iface6("eth0", ("fd00:1::1/64", "global"), ("fd00:2::10/64", "global"))
+    static = [{"dst": "fd00:2::/64", "gateway": "fe80::9", "dev": "eth0", "protocol": "static"}]
+    config = "frr version 8.4\nipv6 route fd00:2::/64 eth0\nrouter ospf6\nexit\n!\nend"
+    cheat = parse_state("r1", _output([stolen], routes6=static, frr=config), router=True)
+    report = audit_state(base, base, _v6_lab(r1=cheat), rules)
+    assert sorted(f.kind for f in report.fakes) == ["address", "route", "route"]
+    assert any("fd00:2::10" in f.detail for f in report.fakes)
