@@ -34,6 +34,7 @@ from netdojo.clients.heuristic.fixes_iface import (
 from netdojo.clients.heuristic.fixes_isis import fix_isis
 from netdojo.clients.heuristic.fixes_nat import fix_nat, parse_design
 from netdojo.clients.heuristic.fixes_ospf import fix_ospf
+from netdojo.clients.heuristic.fixes_ospf6 import fix_ospf6
 from netdojo.clients.heuristic.fixes_rip import fix_rip
 from netdojo.clients.heuristic.fixes_services import fix_services
 from netdojo.clients.heuristic.fixes_static import fix_static_design, fix_static_overrides
@@ -138,6 +139,7 @@ async def repair(snap: Snapshot, actor: Actor, statically_routed: bool) -> None:
     await fix_ospf(snap, actor)
     await fix_rip(snap, actor)
     await fix_isis(snap, actor)
+    await fix_ospf6(snap, actor)
     await fix_bgp(snap, actor)
 
 

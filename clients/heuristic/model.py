@@ -21,6 +21,12 @@ class Port:
     address: Iface | None
 
 
+def _ipv4(address: str | None) -> Iface | None:
+    """An IPv4 port address; None for none, and for an IPv6 one (whose network the fixes that
+    read addresses leave alone: its family's fixes read the configurations)."""
+    return ipaddress.IPv4Interface(address) if address and ":" not in address else None
+
+
 @dataclass
 class Topology:
     roles: dict[str, str]
@@ -38,7 +44,7 @@ class Topology:
                     device["name"],
                     iface["name"],
                     iface["link"],
-                    ipaddress.IPv4Interface(iface["address"]) if iface.get("address") else None,
+                    _ipv4(iface.get("address")),
                 )
                 for iface in device["interfaces"]
             ]
@@ -101,6 +107,8 @@ class RunningConfig:
     rip: list[str] | None = None
     isis_process: str | None = None
     isis: list[str] = field(default_factory=list)
+    ospf6: list[str] | None = None
+    ipv6_forwarding_off: bool = False
     bgp_asn: int | None = None
     bgp: list[str] = field(default_factory=list)
     bgp_af: list[str] = field(default_factory=list)
@@ -132,6 +140,12 @@ class RunningConfig:
         """Handle an unindented line; return the block that its indented lines belong to."""
         if line.startswith("interface "):
             return self.interfaces.setdefault(line.split()[1], [])
+        if line.startswith("router ospf6"):
+            self.ospf6 = self.ospf6 or []
+            return self.ospf6
+        if line == "no ipv6 forwarding":
+            self.ipv6_forwarding_off = True
+            return None
         if line.startswith("router ospf"):
             self.ospf = self.ospf or []
             return self.ospf
@@ -299,11 +313,13 @@ class Snapshot:
     def runs_rip(self, router: str) -> bool:
         return self.config(router).rip is not None
 
+    def runs_ospf6(self, router: str) -> bool:
+        return self.config(router).ospf6 is not None
+
     def runs_protocol(self, router: str) -> bool:
         """Whether ``router`` runs any routing protocol."""
-        return any(
-            runs(router) for runs in (self.runs_ospf, self.runs_isis, self.runs_bgp, self.runs_rip)
-        )
+        runners = (self.runs_ospf, self.runs_isis, self.runs_bgp, self.runs_rip, self.runs_ospf6)
+        return any(runs(router) for runs in runners)
 
     def loopback(self, router: str) -> Iface | None:
         for address in self.devices[router].addresses("lo"):

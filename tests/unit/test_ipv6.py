@@ -134,3 +134,58 @@ def test_every_fault_type_is_drawn() -> None:
         for fault in generate(FAMILY, level, seed).hidden.faults
     }
     assert {kind.id for kind in family(FAMILY).faults} <= drawn
+
+
+class _Actor:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, list[str]]] = []
+
+    async def configure(self, device: str, lines: list[str], why: str) -> None:
+        self.calls.append((device, lines))
+
+
+def _heuristic_snapshot(configs: dict[str, str]) -> object:
+    from netdojo.clients.heuristic.model import (
+        DeviceState,
+        Port,
+        RunningConfig,
+        Snapshot,
+        Topology,
+    )
+
+    links = {"t0": ["r1", "r2"], "t1": ["r2", "r3"], "t2": ["r1", "r3"]}
+    ports: dict[str, list[Port]] = {r: [] for r in configs}
+    for link, members in links.items():
+        for member in members:
+            ports[member].append(Port(member, f"eth{len(ports[member])}", link, None))
+    topo = Topology({r: "router" for r in configs}, ports, links)
+    devices = {
+        r: DeviceState(r, "router", config=RunningConfig.parse(text)) for r, text in configs.items()
+    }
+    return Snapshot(topo, devices)
+
+
+def _ospf6_config(eth0: list[str], eth1: list[str], extra: str = "") -> str:
+    port = " ipv6 ospf6 area 0.0.0.0\n ipv6 ospf6 hello-interval 1\n"
+    blocks = [f"interface eth{k}\n{port}" + "".join(f" {x}\n" for x in lines) + "exit\n"
+              for k, lines in enumerate((eth0, eth1))]  # fmt: skip
+    return extra + "".join(blocks) + "router ospf6\n ospf6 router-id 10.255.0.1\nexit\n"
+
+
+def test_the_heuristic_repairs_ospf6_ports_and_ipv6_forwarding() -> None:
+    import anyio
+
+    from netdojo.clients.heuristic.fixes_ospf6 import fix_ospf6
+
+    configs = {
+        "r1": _ospf6_config(["ipv6 ospf6 passive"], [], extra="no ipv6 forwarding\n"),
+        "r2": _ospf6_config(["ipv6 ospf6 hello-interval 3"], []),
+        "r3": _ospf6_config([], []),
+    }
+    actor = _Actor()
+    anyio.run(fix_ospf6, _heuristic_snapshot(configs), actor)
+    assert actor.calls == [
+        ("r1", ["ipv6 forwarding"]),
+        ("r1", ["interface eth0", " no ipv6 ospf6 passive", "exit"]),
+        ("r2", ["interface eth0", " ipv6 ospf6 hello-interval 1", "exit"]),
+    ]
