@@ -294,7 +294,8 @@ async def _selected(
 ) -> tuple[list[dict[str, Any]] | None, str]:
     """The next hops of ``device``'s selected route to ``prefix`` (None: no selected route),
     and the evidence."""
-    entries = (await _vtysh_json(ctx, device, f"show ip route {prefix} json")).get(prefix, [])
+    table = "ipv6" if is_ipv6(prefix) else "ip"
+    entries = (await _vtysh_json(ctx, device, f"show {table} route {prefix} json")).get(prefix, [])
     selected = next((e for e in entries if e.get("selected")), None)
     if selected is None:
         return None, f"{device}: no selected route to {prefix}"

@@ -12,12 +12,13 @@ register(
         routing="ospf6",
         shapes=REDUNDANT,
         plan=plan_ipv6,
-        summary="An IPv6-only network routed by OSPFv3 lost adjacencies or forwarding; repair it.",
+        summary="An IPv6-only network routed by OSPFv3 lost adjacencies or prefixes; repair it.",
         faults=(
             ipv6.area_mismatch,
             ipv6.hello_mismatch,
+            ipv6.dead_mismatch,
             ipv6.passive_transit,
-            ipv6.forwarding_off,
+            ipv6.lan_unannounced,
             ipv6.lan_wrong_prefix,
         ),
     )

@@ -1,9 +1,11 @@
-"""IPv6 faults on an OSPFv3 network: adjacencies lost to an area, a hello interval or a
-passive port on one end of a link; a router that stops forwarding IPv6; a LAN port
-readdressed into the wrong /64.
+"""IPv6 faults on an OSPFv3 network: adjacencies lost to an area, a hello or dead interval or
+a passive port on one end of a link; a LAN port left out of OSPFv3, or readdressed into the
+wrong /64.
 
-A wrong prefix on a transit port is not among them: OSPFv3 forms adjacencies and routes
-between link-local addresses, so the link keeps carrying traffic whatever its global prefix.
+Two are not among them. A wrong prefix on a transit port: OSPFv3 forms adjacencies and
+routes between link-local addresses, so the link keeps carrying traffic whatever its global
+prefix. IPv6 forwarding turned off on a router: an unprivileged device cannot write the
+kernel setting (zebra answers `no ipv6 forwarding` with "Can't turn off IPv6 forwarding").
 """
 
 from __future__ import annotations
@@ -15,19 +17,21 @@ from netdojo.scenarios.faults.base import (
     FaultPlan,
     address_test,
     any_end,
-    config_line_test,
     end_fault,
     lan_port,
+    route_test,
+    subnet_of,
 )
 from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.hidden_tests import HiddenTest
-from netdojo.scenarios.ipv6 import AREA, HELLO_INTERVAL, ospf6_adjacency_test
+from netdojo.scenarios.ipv6 import AREA, DEAD_INTERVAL, HELLO_INTERVAL, ospf6_adjacency_test
 from netdojo.scenarios.model import Fault, configure
 from netdojo.scenarios.network import Network
 from netdojo.scenarios.registry import fault
 
 WRONG_AREA = "0.0.0.1"
 WRONG_HELLO = 3
+WRONG_DEAD = 12
 SHIFTS = (1, 2, 0x10, 0x100)  # how many /64s away a wrong LAN prefix lands
 
 
@@ -56,6 +60,15 @@ hello_mismatch = fault("v6.ospf6_hello_mismatch", routing={"ospf6"})(
         _lost,
     )
 )
+dead_mismatch = fault("v6.ospf6_dead_mismatch", routing={"ospf6"})(
+    end_fault(
+        any_end,
+        "interface {iface}",
+        [f"ipv6 ospf6 dead-interval {WRONG_DEAD}"],
+        [f"ipv6 ospf6 dead-interval {DEAD_INTERVAL}"],
+        _lost,
+    )
+)
 passive_transit = fault("v6.ospf6_passive_transit", routing={"ospf6"})(
     end_fault(
         any_end, "interface {iface}", ["ipv6 ospf6 passive"], ["no ipv6 ospf6 passive"], _lost
@@ -63,29 +76,30 @@ passive_transit = fault("v6.ospf6_passive_transit", routing={"ospf6"})(
 )
 
 
-@fault("v6.forwarding_off", routing={"ospf6"})
-def forwarding_off(ctx: FaultContext, tag: str) -> FaultPlan | None:
-    """A router told not to forward IPv6 (`no ipv6 forwarding`, which zebra applies to the
-    kernel): its adjacencies stay up and others still route through it, but it drops every
-    packet it would pass on, its own LAN's included."""
-    routers = sorted(r.name for r in ctx.network.routers)
-    ctx.rng.shuffle(routers)
-    for router in routers:
-        if not ctx.take(f"v6.forwarding:{router}"):
-            continue
-        return FaultPlan(
-            Fault(
-                type=tag,
-                device=router,
-                params={},
-                inject=[configure(router, "no ipv6 forwarding")],
-                fix=[configure(router, "ipv6 forwarding")],
-                present=[config_line_test(tag, router, "no ipv6 forwarding")],
-            ),
-            Impact(drops={router: set(ctx.network.lans)}),
-            [],
-        )
-    return None
+@fault("v6.ospf6_lan_unannounced", routing={"ospf6"})
+def lan_unannounced(ctx: FaultContext, tag: str) -> FaultPlan | None:
+    """A router's LAN port taken out of OSPFv3 (`no ipv6 ospf6 area`): the host still reaches
+    its gateway, but no other router learns the LAN's prefix."""
+    if not (picked := lan_port(ctx)):
+        return None
+    router, host, iface = picked
+    prefix = subnet_of(iface)
+    neighbour = min(ctx.network.router_graph().neighbors(router), default=None)
+    if neighbour is None:
+        return None
+    head = f"interface {iface.name}"
+    return FaultPlan(
+        Fault(
+            type=tag,
+            device=router,
+            params={"interface": iface.name, "prefix": prefix},
+            inject=[configure(router, head, f"no ipv6 ospf6 area {AREA}")],
+            fix=[configure(router, head, f"ipv6 ospf6 area {AREA}")],
+            present=[route_test(tag, neighbour, prefix, False)],
+        ),
+        Impact(unannounced={host}),
+        [route_test(tag, neighbour, prefix, True)],
+    )
 
 
 @fault("v6.lan_wrong_prefix", routing={"ospf6"})
