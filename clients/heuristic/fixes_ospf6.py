@@ -1,5 +1,5 @@
 """OSPFv3 on an IPv6 network: a router that stopped forwarding IPv6, and transit ports that
-depart from what the others run (passive, another hello interval, another area).
+depart from what the others run (passive, another hello or dead interval, another area).
 
 The convention is what most transit ports carry; on a link whose two ends differ, the end
 that departs from it is brought back. LAN ports are passive by design and left alone.
@@ -13,6 +13,7 @@ from netdojo.clients.heuristic.actor import Actor
 from netdojo.clients.heuristic.model import Snapshot
 
 HELLO = "ipv6 ospf6 hello-interval"
+DEAD = "ipv6 ospf6 dead-interval"
 AREA = "ipv6 ospf6 area"
 PASSIVE = "ipv6 ospf6 passive"
 
@@ -35,6 +36,7 @@ async def fix_ospf6(snap: Snapshot, actor: Actor) -> None:
         if router in routers and (port := snap.topo.port(router, link)) is not None
     ]
     hello = _majority([snap.config(r).iface_value(p, HELLO) for r, p in ends])
+    dead = _majority([snap.config(r).iface_value(p, DEAD) for r, p in ends])
     area = _majority([snap.config(r).iface_value(p, AREA) for r, p in ends])
     for router, port in ends:
         config = snap.config(router)
@@ -46,6 +48,10 @@ async def fix_ospf6(snap: Snapshot, actor: Actor) -> None:
         if hello and own_hello != hello:
             lines.append(f" {HELLO} {hello}")
             reasons.append(f"hello interval {own_hello} where the others use {hello}")
+        own_dead = config.iface_value(port, DEAD)
+        if dead and own_dead != dead:
+            lines.append(f" {DEAD} {dead}")
+            reasons.append(f"dead interval {own_dead} where the others use {dead}")
         own_area = config.iface_value(port, AREA)
         if area and own_area and own_area != area:
             lines += [f" no {AREA} {own_area}", f" {AREA} {area}"]

@@ -166,7 +166,7 @@ def _heuristic_snapshot(configs: dict[str, str]) -> object:
 
 
 def _ospf6_config(eth0: list[str], eth1: list[str], extra: str = "") -> str:
-    port = " ipv6 ospf6 area 0.0.0.0\n ipv6 ospf6 hello-interval 1\n"
+    port = " ipv6 ospf6 area 0.0.0.0\n ipv6 ospf6 dead-interval 4\n ipv6 ospf6 hello-interval 1\n"
     blocks = [f"interface eth{k}\n{port}" + "".join(f" {x}\n" for x in lines) + "exit\n"
               for k, lines in enumerate((eth0, eth1))]  # fmt: skip
     return extra + "".join(blocks) + "router ospf6\n ospf6 router-id 10.255.0.1\nexit\n"
@@ -180,7 +180,7 @@ def test_the_heuristic_repairs_ospf6_ports_and_ipv6_forwarding() -> None:
     configs = {
         "r1": _ospf6_config(["ipv6 ospf6 passive"], [], extra="no ipv6 forwarding\n"),
         "r2": _ospf6_config(["ipv6 ospf6 hello-interval 3"], []),
-        "r3": _ospf6_config([], []),
+        "r3": _ospf6_config([], ["ipv6 ospf6 dead-interval 12"]),
     }
     actor = _Actor()
     anyio.run(fix_ospf6, _heuristic_snapshot(configs), actor)
@@ -188,4 +188,5 @@ def test_the_heuristic_repairs_ospf6_ports_and_ipv6_forwarding() -> None:
         ("r1", ["ipv6 forwarding"]),
         ("r1", ["interface eth0", " no ipv6 ospf6 passive", "exit"]),
         ("r2", ["interface eth0", " ipv6 ospf6 hello-interval 1", "exit"]),
+        ("r3", ["interface eth1", " ipv6 ospf6 dead-interval 4", "exit"]),
     ]
