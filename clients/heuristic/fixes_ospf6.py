@@ -1,8 +1,10 @@
-"""OSPFv3 on an IPv6 network: a router that stopped forwarding IPv6, and transit ports that
-depart from what the others run (passive, another hello or dead interval, another area).
+"""OSPFv3 on an IPv6 network: a router that stopped forwarding IPv6, transit ports that
+depart from what the others run (passive, another hello or dead interval, another area), and
+LAN ports left out of OSPFv3.
 
 The convention is what most transit ports carry; on a link whose two ends differ, the end
-that departs from it is brought back. LAN ports are passive by design and left alone.
+that departs from it is brought back. LAN ports are passive by design: that is left as it is,
+but one outside OSPFv3 goes back into the transit ports' area.
 """
 
 from __future__ import annotations
@@ -62,3 +64,18 @@ async def fix_ospf6(snap: Snapshot, actor: Actor) -> None:
                 [f"interface {port}", *lines, "exit"],
                 f"OSPFv3 on {port}: " + ", ".join(reasons),
             )
+    if area:
+        await _fix_lans(snap, actor, routers, area)
+
+
+async def _fix_lans(snap: Snapshot, actor: Actor, routers: list[str], area: str) -> None:
+    """A LAN port left out of OSPFv3 is put back in the area the transit ports run: its
+    prefix is announced again."""
+    for link in snap.topo.lan_links():
+        for router in snap.topo.links.get(link, []):
+            port = snap.topo.port(router, link) if router in routers else None
+            if port is None:
+                continue
+            if snap.config(router).iface_value(port.name, AREA) is None:
+                lines = [f"interface {port.name}", f" {AREA} {area}", "exit"]
+                await actor.configure(router, lines, f"LAN port {port.name} was not in OSPFv3")

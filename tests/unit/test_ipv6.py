@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import random
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -144,7 +145,7 @@ class _Actor:
         self.calls.append((device, lines))
 
 
-def _heuristic_snapshot(configs: dict[str, str]) -> object:
+def _heuristic_snapshot(configs: dict[str, str]) -> Any:
     from netdojo.clients.heuristic.model import (
         DeviceState,
         Port,
@@ -170,6 +171,23 @@ def _ospf6_config(eth0: list[str], eth1: list[str], extra: str = "") -> str:
     blocks = [f"interface eth{k}\n{port}" + "".join(f" {x}\n" for x in lines) + "exit\n"
               for k, lines in enumerate((eth0, eth1))]  # fmt: skip
     return extra + "".join(blocks) + "router ospf6\n ospf6 router-id 10.255.0.1\nexit\n"
+
+
+def test_the_heuristic_puts_a_lan_port_back_in_ospf6() -> None:
+    import anyio
+
+    from netdojo.clients.heuristic.fixes_ospf6 import fix_ospf6
+    from netdojo.clients.heuristic.model import Port
+
+    configs = {r: _ospf6_config([], []) for r in ("r1", "r2", "r3")}
+    configs["r1"] += "interface eth2\n ipv6 ospf6 passive\nexit\n"
+    snap = _heuristic_snapshot(configs)
+    snap.topo.links["lan0"] = ["r1", "h1"]
+    snap.topo.roles["h1"] = "host"
+    snap.topo.ports["r1"].append(Port("r1", "eth2", "lan0", None))
+    actor = _Actor()
+    anyio.run(fix_ospf6, snap, actor)
+    assert actor.calls == [("r1", ["interface eth2", " ipv6 ospf6 area 0.0.0.0", "exit"])]
 
 
 def test_the_heuristic_repairs_ospf6_ports_and_ipv6_forwarding() -> None:
