@@ -120,6 +120,7 @@ TAXONOMY: dict[str, FaultClass] = {
     "v6.ospf6_passive_transit": "adjacency",
     "v6.ospf6_dead_mismatch": "adjacency",
     "v6.ospf6_lan_unannounced": "routing_policy",
+    "v6.static_blackhole": "static_route",
     "v6.lan_wrong_prefix": "addressing",
     "prule.wrong_table_default": "policy_routing",
     "prule.unroutable_table": "policy_routing",

@@ -20,6 +20,7 @@ register(
             ipv6.passive_transit,
             ipv6.lan_unannounced,
             ipv6.lan_wrong_prefix,
+            ipv6.static_blackhole,
         ),
     )
 )

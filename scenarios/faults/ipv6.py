@@ -1,6 +1,6 @@
 """IPv6 faults on an OSPFv3 network: adjacencies lost to an area, a hello or dead interval or
 a passive port on one end of a link; a LAN port left out of OSPFv3, or readdressed into the
-wrong /64.
+wrong /64; a static IPv6 blackhole for a remote LAN.
 
 Two are not among them. A wrong prefix on a transit port: OSPFv3 forms adjacencies and
 routes between link-local addresses, so the link keeps carrying traffic whatever its global
@@ -18,6 +18,7 @@ from netdojo.scenarios.faults.base import (
     address_test,
     any_end,
     end_fault,
+    hosts_in,
     lan_port,
     route_test,
     subnet_of,
@@ -132,3 +133,33 @@ def lan_wrong_prefix(ctx: FaultContext, tag: str) -> FaultPlan | None:
         Impact(isolated={host}),
         [address_test(tag, router, iface.name, str(good))],
     )
+
+
+@fault("v6.static_blackhole", routing={"ospf6"})
+def static_blackhole(ctx: FaultContext, tag: str) -> FaultPlan | None:
+    """A static IPv6 route to a remote LAN's /64 left pointing at a blackhole: its distance
+    (1) beats OSPFv3's, so the router drops what it should pass on to that LAN."""
+    pairs = [
+        (router.name, prefix)
+        for router in ctx.network.routers
+        for host, prefix in sorted(ctx.network.lans.items())
+        if ctx.network.router_of(host) != router.name
+    ]
+    ctx.rng.shuffle(pairs)
+    for router, prefix in pairs:
+        if not ctx.take(f"route:{router}:{prefix}"):
+            continue
+        line = f"ipv6 route {prefix} blackhole"
+        return FaultPlan(
+            Fault(
+                type=tag,
+                device=router,
+                params={"prefix": prefix},
+                inject=[configure(router, line)],
+                fix=[configure(router, f"no {line}")],
+                present=[route_test(tag, router, prefix, True, blackhole=True)],
+            ),
+            Impact(drops={router: hosts_in(ctx.network, prefix)}),
+            [],
+        )
+    return None
