@@ -19,6 +19,7 @@ EPISODES = [  # one level-1 episode per family, each seen solved by the agent
     ("ospf-adjacency", 1, 26),
     ("bgp-peering", 1, 2),
     ("ospf-build", 1, 1),
+    ("ipv6-routing", 1, 3),
 ]
 
 
