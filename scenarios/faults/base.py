@@ -427,3 +427,19 @@ def mistyped(ctx: FaultContext, prefix: str) -> str | None:
     octets[2] = str((int(octets[2]) + 10 * ctx.rng.randint(1, 9)) % 250)
     typo = f"{'.'.join(octets)}/24"
     return None if typo in ctx.network.lans.values() else typo
+
+
+def remote_lan_route(ctx: FaultContext) -> tuple[str, str] | None:
+    """A router and a remote LAN prefix, the router not attached to that LAN, the pair taken
+    (``route:<router>:<prefix>``) so no other fault routes it."""
+    pairs = [
+        (router.name, prefix)
+        for router in ctx.network.routers
+        for host, prefix in sorted(ctx.network.lans.items())
+        if ctx.network.router_of(host) != router.name
+    ]
+    ctx.rng.shuffle(pairs)
+    for router, prefix in pairs:
+        if ctx.take(f"route:{router}:{prefix}"):
+            return router, prefix
+    return None

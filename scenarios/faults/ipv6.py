@@ -20,6 +20,7 @@ from netdojo.scenarios.faults.base import (
     end_fault,
     hosts_in,
     lan_port,
+    remote_lan_route,
     route_test,
     subnet_of,
 )
@@ -139,27 +140,19 @@ def lan_wrong_prefix(ctx: FaultContext, tag: str) -> FaultPlan | None:
 def static_blackhole(ctx: FaultContext, tag: str) -> FaultPlan | None:
     """A static IPv6 route to a remote LAN's /64 left pointing at a blackhole: its distance
     (1) beats OSPFv3's, so the router drops what it should pass on to that LAN."""
-    pairs = [
-        (router.name, prefix)
-        for router in ctx.network.routers
-        for host, prefix in sorted(ctx.network.lans.items())
-        if ctx.network.router_of(host) != router.name
-    ]
-    ctx.rng.shuffle(pairs)
-    for router, prefix in pairs:
-        if not ctx.take(f"route:{router}:{prefix}"):
-            continue
-        line = f"ipv6 route {prefix} blackhole"
-        return FaultPlan(
-            Fault(
-                type=tag,
-                device=router,
-                params={"prefix": prefix},
-                inject=[configure(router, line)],
-                fix=[configure(router, f"no {line}")],
-                present=[route_test(tag, router, prefix, True, blackhole=True)],
-            ),
-            Impact(drops={router: hosts_in(ctx.network, prefix)}),
-            [],
-        )
-    return None
+    if not (picked := remote_lan_route(ctx)):
+        return None
+    router, prefix = picked
+    line = f"ipv6 route {prefix} blackhole"
+    return FaultPlan(
+        Fault(
+            type=tag,
+            device=router,
+            params={"prefix": prefix},
+            inject=[configure(router, line)],
+            fix=[configure(router, f"no {line}")],
+            present=[route_test(tag, router, prefix, True, blackhole=True)],
+        ),
+        Impact(drops={router: hosts_in(ctx.network, prefix)}),
+        [],
+    )

@@ -11,6 +11,7 @@ from netdojo.scenarios.faults.base import (
     added_route,
     hosts_in,
     mistyped,
+    remote_lan_route,
     route_test,
 )
 from netdojo.scenarios.forwarding import Impact
@@ -43,21 +44,6 @@ def _wrong_neighbour(ctx: FaultContext, router: str, hop: str) -> tuple[str, str
     ]
     options = [option for option in options if option[1] != hop]
     return ctx.rng.choice(sorted(options)) if options else None
-
-
-def _transit_router_for(ctx: FaultContext) -> tuple[str, str] | None:
-    """A router and a remote LAN prefix, the router not attached to that LAN."""
-    pairs = [
-        (router.name, prefix)
-        for router in ctx.network.routers
-        for host, prefix in sorted(ctx.network.lans.items())
-        if ctx.network.router_of(host) != router.name
-    ]
-    ctx.rng.shuffle(pairs)
-    for router, prefix in pairs:
-        if ctx.take(f"route:{router}:{prefix}"):
-            return router, prefix
-    return None
 
 
 @fault("static.missing_route", routing={"static"})
@@ -130,7 +116,7 @@ def wrong_prefix(ctx: FaultContext, tag: str) -> FaultPlan | None:
 
 @fault("static.blackhole")
 def blackhole(ctx: FaultContext, tag: str) -> FaultPlan | None:
-    picked = _transit_router_for(ctx)
+    picked = remote_lan_route(ctx)
     if picked is None:
         return None
     router, prefix = picked
@@ -158,7 +144,7 @@ def blackhole(ctx: FaultContext, tag: str) -> FaultPlan | None:
 
 @fault("static.more_specific_hijack")
 def more_specific_hijack(ctx: FaultContext, tag: str) -> FaultPlan | None:
-    picked = _transit_router_for(ctx)
+    picked = remote_lan_route(ctx)
     if picked is None:
         return None
     router, prefix = picked
@@ -194,7 +180,7 @@ def more_specific_hijack(ctx: FaultContext, tag: str) -> FaultPlan | None:
 def route_override(ctx: FaultContext, tag: str) -> FaultPlan | None:
     """A static route for a whole remote LAN towards another neighbour: it beats the routing
     protocol's route, so traffic loops or takes a detour."""
-    if not (picked := _transit_router_for(ctx)):
+    if not (picked := remote_lan_route(ctx)):
         return None
     router, prefix = picked
     wrong = _wrong_neighbour(ctx, router, "")
