@@ -80,7 +80,7 @@ def _median_fields(runs: list[Any]) -> dict[str, float]:
 
 MEASUREMENTS: tuple[tuple[str, str, str, str], ...] = (
     ("netdojo", "deploy_s", "netdojo deploy (s)", "{:.2f}"),
-    ("netdojo", "containers_s", "  of which Kathará deploy (s)", "{:.2f}"),
+    ("netdojo", "containers_s", "  of which networks and containers (s)", "{:.2f}"),
     ("netdojo", "startup_s", "  of which startup wait (s)", "{:.2f}"),
     ("netdojo", "ready_s", "netdojo ready (s)", "{:.2f}"),
     ("netdojo", "converge_s", "  of which OSPF converged (s)", "{:.2f}"),

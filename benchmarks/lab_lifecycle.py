@@ -4,7 +4,8 @@ For labs of N devices (``ospf_ring(routers=N-2, hosts=2)``: FRR routers in an OS
 hosts) each repeat measures three things back to back, so they share the machine's state:
 
 netdojo (``netdojo.labs.runtime``)
-    deploy      ``start_lab`` in total: Kathará's deploy plus the wait for every startup chain
+    deploy      ``start_lab`` in total: netdojo's deploy of Kathará's objects
+                (`netdojo.labs.deploy`) plus the wait for every startup chain
     ready       from the end of deploy until OSPF has converged and h1 first pings h2
     exec        median wall time of ``lab.exec("r1", ["true"])``
     memory      median cgroup memory (usage minus page cache) per router and per host, once ready

@@ -53,6 +53,14 @@ def owned_by(pid: int, container_id: str) -> bool:
         return False
 
 
+def device_path(pid: int, container_id: str, path: str) -> Path | None:
+    """``path`` in the device whose first process is ``pid``, as the host sees it, when this
+    process may look there; None otherwise (then only Docker reaches the device's files)."""
+    if not can_enter() or not owned_by(pid, container_id):
+        return None
+    return Path(f"/proc/{pid}/root{path}")
+
+
 def entered_argv(pid: int, argv: list[str], timeout: float) -> list[str]:
     """``argv`` in the namespaces of process ``pid``, the process namespace too, so that
     ``/proc/self`` and ``/proc/net`` are the device's (``nsenter`` forks into it).

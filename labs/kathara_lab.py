@@ -39,8 +39,11 @@ def default_sysctls(interfaces: int) -> dict[str, int]:
     return {"net.ipv4.igmp_max_memberships": max(20, 4 * interfaces)}
 
 
-def to_kathara(spec: LabSpec, name: str) -> Any:
+def to_kathara(spec: LabSpec, name: str, files: bool = True) -> Any:
     """Build Kathará's in-memory `Lab` for ``spec`` under the unique ``name``.
+
+    Without ``files``, devices get neither their files nor their startup file: netdojo's own
+    deploy (`netdojo.labs.deploy`) delivers them.
 
     Device ports are not Kathará's to publish (it would need a bridge to the host):
     `netdojo.labs.ports` relays them. With dependencies, Kathará starts the devices one by
@@ -64,9 +67,10 @@ def to_kathara(spec: LabSpec, name: str) -> Any:
             machine.add_meta("env", f"{key}={text}")
         for key, limit in dev.ulimits.items():
             machine.add_meta("ulimit", f"{key}={limit.soft}:{limit.hard}")
-        for path, content in dev.files.items():
-            machine.create_file_from_string(content, path)
-        lab.create_startup_file_from_list(machine, [LOCAL_RESOLVER, *dev.startup])
+        if files:
+            for path, content in dev.files.items():
+                machine.create_file_from_string(content, path)
+            lab.create_startup_file_from_list(machine, [LOCAL_RESOLVER, *dev.startup])
     for link in spec.links:
         for device, index in link.endpoints:
             lab.connect_machine_to_link(

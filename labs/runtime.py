@@ -1,4 +1,5 @@
-"""Live labs: deploy a `LabSpec` through Kathará, wait for readiness, exec, tear down.
+"""Live labs: deploy a `LabSpec` as Kathará's objects (`netdojo.labs.deploy`), wait for
+readiness, exec, tear down.
 
 Blocking Docker and Kathará calls run in worker threads, so the async API can be used from
 servers and episode runners; `deploy_lab` always tears the lab down, on error and on
@@ -26,6 +27,7 @@ from pydantic import BaseModel
 from requests.exceptions import ConnectionError as EngineConnectionError
 
 from netdojo.errors import NetdojoError
+from netdojo.labs.deploy import deploy
 from netdojo.labs.deployment import (
     check_name_free,
     engine_version,
@@ -37,7 +39,7 @@ from netdojo.labs.deployment import (
 )
 from netdojo.labs.errors import EngineUnavailable, LabError, LabSpecError, UnknownDeviceError
 from netdojo.labs.exec_stream import read_capped
-from netdojo.labs.host_read import can_enter, owned_by, run_entered
+from netdojo.labs.host_read import can_enter, device_path, owned_by, run_entered
 from netdojo.labs.kathara_backend import (
     DEPLOY_LABEL,
     OWNER_LABEL,
@@ -61,6 +63,7 @@ STARTUP_DONE = "/tmp/EOS"
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_MAX_OUTPUT = 64 * 1024
 POLL_S = 0.1
+STAT_POLL_S = 0.02  # a look from the host costs no engine call
 ENGINE_WAIT_S = 120.0  # how long a teardown waits for an engine that does not answer
 
 
@@ -280,12 +283,19 @@ class LiveLab:
 
     # readiness -------------------------------------------------------------------------
     async def wait_startup(self, deadline_s: float = 120.0) -> None:
-        """Wait until every device has finished its startup commands (polled concurrently)."""
+        """Wait until every device has finished its startup commands (polled concurrently,
+        from the host when this process may look into devices, by Docker exec otherwise)."""
         done: set[str] = set()
 
         async def wait_one(device: str) -> None:
-            while not (await self.exec(device, ["test", "-e", STARTUP_DONE], timeout=5)).ok:
-                await anyio.sleep(POLL_S)
+            container = self._container(device)
+            seen = device_path(int(container.attrs["State"]["Pid"]), container.id, STARTUP_DONE)
+            while not (
+                seen.exists()
+                if seen is not None
+                else (await self.exec(device, ["test", "-e", STARTUP_DONE], timeout=5)).ok
+            ):
+                await anyio.sleep(POLL_S if seen is None else STAT_POLL_S)
             done.add(device)
 
         try:
@@ -399,8 +409,8 @@ async def start_lab(spec: LabSpec, name: str | None = None, persistent: bool = F
             live.cluster = launch_cluster(name, spec.kubernetes, persistent)
         await anyio.to_thread.run_sync(_preflight, spec, name)
         listeners = open_listeners(spec)
-        klab = await anyio.to_thread.run_sync(to_kathara, spec, name)
-        await _deploy(kathara, klab, deployment)
+        klab = await anyio.to_thread.run_sync(partial(to_kathara, spec, name, files=False))
+        await _deploy(kathara, klab, spec, deployment)
         await anyio.to_thread.run_sync(live._attach)
         start_relay(deployment.deploy_id, listeners, live.init_pids())
         _spec_file(name).write_text(spec.model_dump_json())
@@ -432,14 +442,14 @@ async def start_lab(spec: LabSpec, name: str | None = None, persistent: bool = F
     return live
 
 
-async def _deploy(kathara: Any, klab: Any, deployment: Deployment) -> None:
-    """Kathará's deploy in a worker thread. Cancelled, it stops creating objects and is waited
+async def _deploy(kathara: Any, klab: Any, spec: LabSpec, deployment: Deployment) -> None:
+    """netdojo's deploy in a worker thread. Cancelled, it stops creating objects and is waited
     for, so nothing it creates can appear after the cleanup that follows."""
     finished = anyio.Event()
 
     def work() -> None:
         try:
-            kathara.deploy_lab(klab)
+            deploy(kathara, klab, spec, deployment)
         finally:
             anyio.from_thread.run_sync(finished.set)
 

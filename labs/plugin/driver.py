@@ -143,15 +143,20 @@ class Driver:
 
     def create_network(self, body: Json) -> Json:
         bridge = bridge_name(body["NetworkID"])
-        if not os.path.exists(f"/sys/class/net/{bridge}"):
+        if os.path.exists(f"/sys/class/net/{bridge}"):
+            # Asked again for a network it has made: add only the rules that are missing.
+            saved = set(self.saved_rules())
+            missing = [(t, rule) for t, rule in self.rules(bridge) if rule not in saved]
+        else:
             # The host answers ARP for its own addresses on any interface: a lab host whose
             # gateway is, say, 172.17.0.1 (docker0's) would otherwise reach the host's stack.
             ip_batch(
                 f"link add {bridge} type bridge ageing_time 0 group_fwd_mask 0xfff8",
                 *_quiet_then_up(bridge, "arp off"),
             )
-        saved = set(self.saved_rules())
-        self.apply_rules([(t, f"-I {rule}") for t, rule in self.rules(bridge) if rule not in saved])
+            # A new network id names a new bridge, so no rule of it can exist yet.
+            missing = self.rules(bridge)
+        self.apply_rules([(t, f"-I {rule}") for t, rule in missing])
         return {}
 
     def delete_network(self, body: Json) -> Json:

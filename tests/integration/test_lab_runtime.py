@@ -10,6 +10,7 @@ import pytest
 
 from netdojo.labs.errors import LabError, UnknownDeviceError
 from netdojo.labs.host_read import owned_by
+from netdojo.labs.kathara_lab import LOCAL_RESOLVER
 from netdojo.labs.runtime import LiveLab, deploy_lab, start_lab, stop_lab
 from netdojo.labs.samples import (
     DAEMONS,
@@ -145,6 +146,23 @@ async def test_devices_are_limited() -> None:
         assert not host_config["Privileged"]
         routes = await lab.exec("h1", ["ip", "route"])
         assert routes.stdout.strip() == "", "a device must have no route off the lab"
+
+
+async def test_files_arrive_in_the_startup_command_or_uploaded_when_large() -> None:
+    small = "interface eth0\n"
+    large = "".join(f"{n:08x}\n" for n in range(16_000))  # 144 KB: past one command line
+    spec = LabSpec.build(
+        name="files",
+        devices=[
+            {"name": "h1", "role": "host", "files": {"/etc/small.conf": small}},
+            {"name": "h2", "role": "host", "files": {"/opt/data/large.txt": large}},
+        ],
+    )
+    async with deploy_lab(spec) as lab:
+        assert await lab.read_file("h1", "/etc/small.conf") == small
+        assert await lab.read_file("h2", "/opt/data/large.txt") == large
+        startup = await lab.read_file("h1", "/hostlab/h1.startup")
+        assert LOCAL_RESOLVER in startup.splitlines()
 
 
 async def test_a_hub_router_runs_ospf_on_every_interface() -> None:

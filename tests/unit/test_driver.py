@@ -88,9 +88,11 @@ class Recorder:
         return [("raw" if "NOTRACK" in rule else "filter", rule) for rule in self.saved]
 
 
-def _network(recorder: Recorder, monkeypatch: pytest.MonkeyPatch, path: str) -> None:
+def _network(
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch, path: str, bridge_exists: bool = False
+) -> None:
     monkeypatch.setattr(driver, "run", recorder)
-    monkeypatch.setattr(driver.os.path, "exists", lambda _p: path.endswith("Delete"))
+    monkeypatch.setattr(driver.os.path, "exists", lambda _p: path == "Delete" or bridge_exists)
     plain = driver.Driver.__new__(driver.Driver)
     plain.iptables, plain.macs, plain.lock = "iptables", {}, driver.threading.Lock()
     plain.handle(f"/NetworkDriver.{path}Network", {"NetworkID": "n" * 64})
@@ -100,7 +102,7 @@ def test_a_new_network_costs_one_ip_batch_and_one_restore(monkeypatch: pytest.Mo
     recorder = Recorder(saved=[])
     _network(recorder, monkeypatch, "Create")
     programs = [argv[0] for argv, _ in recorder.calls]
-    assert programs == ["ip", "iptables-save", "iptables-save", "iptables-restore"]
+    assert programs == ["ip", "iptables-restore"]
     restore = recorder.calls[-1]
     assert "--noflush" in restore[0] and restore[1] is not None
     bridge = driver.bridge_name("n" * 64)
@@ -114,8 +116,20 @@ def test_a_new_network_costs_one_ip_batch_and_one_restore(monkeypatch: pytest.Mo
 def test_rules_already_there_are_not_added_again(monkeypatch: pytest.MonkeyPatch) -> None:
     bridge = driver.bridge_name("n" * 64)
     recorder = Recorder(saved=[rule for _, rule in driver.Driver.rules(bridge)])
-    _network(recorder, monkeypatch, "Create")
+    _network(recorder, monkeypatch, "Create", bridge_exists=True)
     assert not any(argv[0].endswith("-restore") for argv, _ in recorder.calls)
+    assert not any(argv[0] == "ip" for argv, _ in recorder.calls)
+
+
+def test_a_network_asked_again_gets_only_its_missing_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    bridge = driver.bridge_name("n" * 64)
+    rules = driver.Driver.rules(bridge)
+    recorder = Recorder(saved=[rules[0][1]])
+    _network(recorder, monkeypatch, "Create", bridge_exists=True)
+    (script,) = [stdin for argv, stdin in recorder.calls if argv[0].endswith("-restore")]
+    assert script is not None
+    inserted = [line for line in script.splitlines() if line.startswith("-I ")]
+    assert inserted == [f"-I {rule}" for _, rule in rules[1:]]
 
 
 def test_deleting_a_network_removes_every_copy_of_its_rules_and_no_other(
