@@ -69,6 +69,7 @@ LOST_FORMS = {
         "the BGP peer count is short of what it should be",
     ),
 }
+LOST_FORMS["bgp6"] = LOST_FORMS["bgp"]  # the same sessions, between IPv6 addresses
 BLOCKED_FORMS = (
     "{client} cannot open TCP port {port} on {server} ({address})",
     "connections from {client} to {server}:{port} fail",
@@ -168,6 +169,14 @@ ROUTING_RULES = {
         "borrowed addresses, no NAT.",
         "Repair the cause: every remote prefix must be learnt through BGP, not through static "
         "routes, kernel routes, address tricks or translation.",
+        "Do not paper over the fault: routes between sites come from BGP only (no static or "
+        "kernel routes, no extra addresses, no NAT).",
+    ),
+    "bgp6": (
+        "Reachability must come back through BGP itself: no static or kernel routes, no "
+        "borrowed addresses, no NAT.",
+        "Repair the cause: every remote IPv6 prefix must be learnt through BGP, not through "
+        "static routes, kernel routes, address tricks or translation.",
         "Do not paper over the fault: routes between sites come from BGP only (no static or "
         "kernel routes, no extra addresses, no NAT).",
     ),

@@ -199,7 +199,7 @@ class Forwarding:
             return lambda router, host, _first: (
                 {self.static[router][host]} if host in self.static[router] else set()
             )
-        if self.routing == "bgp":
+        if self.routing in ("bgp", "bgp6"):
             return self._bgp_hops(impact)
         if self.routing == "rip":
             return rip_hops(self.graph, self.gateway, impact)

@@ -13,6 +13,7 @@ is where a wrong prefix shows.
 
 from __future__ import annotations
 
+import ipaddress
 from typing import TYPE_CHECKING
 
 from netdojo.scenarios.hidden_tests import Ospf6AdjacencyParams, Ospf6AdjacencyTest
@@ -21,6 +22,10 @@ if TYPE_CHECKING:
     from netdojo.scenarios.network import Network, Node
 
 AREA = "0.0.0.0"
+ACCEPT_RA = {"net.ipv6.conf.eth0.accept_ra": 2}
+"""The setting of a host that takes its address and default route from router advertisements:
+it forwards, as every lab device does, so it must be told to accept them anyway (and a running
+device cannot write the setting: it is given when the device is created)."""
 HELLO_INTERVAL = 1
 DEAD_INTERVAL = 4
 
@@ -64,6 +69,22 @@ def host_startup(address: str, gateway: str) -> list[str]:
         f"ip -6 address add {address} dev eth0 nodad",
         f"ip -6 route add default via {gateway}",
     ]
+
+
+def eui64(prefix: str, mac: str) -> str:
+    """The SLAAC address a port with ``mac`` takes in the /64 ``prefix`` (modified EUI-64:
+    the MAC split by ``ff:fe``, its universal/local bit flipped), with the prefix length."""
+    octets = bytes.fromhex(mac.replace(":", ""))
+    iid = bytes([octets[0] ^ 0x02, *octets[1:3], 0xFF, 0xFE, *octets[3:]])
+    network = ipaddress.IPv6Network(prefix)
+    return f"{network.network_address + int.from_bytes(iid, 'big')}/64"
+
+
+def eui64_mac(address: str) -> str:
+    """The MAC whose modified EUI-64 interface id ``address`` carries (`eui64` undone)."""
+    iid = int(ipaddress.IPv6Interface(address).ip).to_bytes(16, "big")[8:]
+    octets = [iid[0] ^ 0x02, *iid[1:3], *iid[5:]]
+    return ":".join(f"{octet:02x}" for octet in octets)
 
 
 def ospf6_adjacency_test(

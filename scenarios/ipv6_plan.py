@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipaddress
 import random
 
+from netdojo.scenarios.ipv6 import eui64
 from netdojo.scenarios.network import Iface, Network, Node, plan_network
 from netdojo.scenarios.topology import Topology
 
@@ -60,3 +61,27 @@ def readdress(network: Network) -> Network:
 def plan_ipv6(topology: Topology, level: int, rng: random.Random) -> Network:
     """An IPv6-only network on ``topology`` (see the module)."""
     return readdress(plan_network(topology, level, rng))
+
+
+def slaac_mac(index: int, address: str) -> str:
+    """The fixed MAC of the ``index``-th host, whose static address would be ``address``: a
+    locally administered one carrying the index and that address's last group."""
+    last = int(ipaddress.IPv6Interface(address).ip) & 0xFFFF
+    return f"02:00:00:{index:02x}:{last >> 8:02x}:{last & 0xFF:02x}"
+
+
+def plan_ipv6_slaac(topology: Topology, level: int, rng: random.Random) -> Network:
+    """An IPv6-only network whose hosts take their address by SLAAC: each host's port has a
+    fixed MAC (`slaac_mac`), so its address is its LAN's /64 with that MAC's EUI-64 id."""
+    network = plan_ipv6(topology, level, rng)
+    nodes = []
+    for node in network.nodes:
+        if node.name in network.lans:
+            index = sorted(network.lans).index(node.name)
+            port = node.ifaces[0]
+            address = eui64(network.lans[node.name], slaac_mac(index, port.address))
+            node = node.model_copy(
+                update={"ifaces": [port.model_copy(update={"address": address})]}
+            )
+        nodes.append(node)
+    return network.model_copy(update={"nodes": nodes})

@@ -8,19 +8,21 @@ from __future__ import annotations
 
 import ipaddress
 import random
-from typing import Literal
+from typing import Any, Literal
 
 import networkx as nx
 from pydantic import BaseModel
 
 from netdojo.labs.spec import DeviceSpec, LabSpec, LinkSpec
-from netdojo.scenarios.ipv6 import address_lines, host_startup, ospf6_lines
+from netdojo.scenarios.ipv6 import ACCEPT_RA, address_lines, eui64_mac, host_startup, ospf6_lines
+from netdojo.scenarios.ipv6_bgp import bgp6_lines
 from netdojo.scenarios.isis import isis_lines
 from netdojo.scenarios.model import DeviceFacts, InterfaceFacts
 from netdojo.scenarios.rip import rip_lines
 from netdojo.scenarios.topology import Topology
 
-Routing = Literal["static", "ospf", "bgp", "ibgp", "rip", "isis", "ospf6", "none"]
+Routing = Literal["static", "ospf", "bgp", "ibgp", "rip", "isis", "ospf6", "bgp6", "none"]
+IPV6_ROUTINGS = ("ospf6", "bgp6")  # the IPv6-only networks
 HOSTS_BY_LEVEL = {1: 2, 2: 3, 3: 4}
 HOST_PREFIXES = ("h", "pc", "srv", "ws", "host")
 
@@ -355,8 +357,12 @@ def router_config(
         "service integrated-vtysh-config",
         "!",
     ]
-    if routing == "ospf6":
-        lines += [*address_lines(router), *ospf6_lines(network, router), "!", ""]
+    if routing in IPV6_ROUTINGS:
+        if routing == "ospf6":
+            protocol = ospf6_lines(network, router)
+        else:
+            protocol = bgp6_lines(network, router, bgp_neighbours(network, router))
+        lines += [*address_lines(router), *protocol, "!", ""]
         return "\n".join(lines)
     for iface in router.ifaces:
         lines += [f"interface {iface.name}", f" ip address {iface.address}", "exit"]
@@ -389,10 +395,11 @@ def render_lab(
         "rip": {"ripd"},
         "isis": {"isisd"},
         "ospf6": {"ospf6d"},
+        "bgp6": {"bgpd"},
     }
     enabled = daemons if daemons is not None else needs.get(routing, set())
     statics = static_routes(network) if routing == "static" else {}
-    ipv6 = {"ipv6": True} if routing == "ospf6" else {}  # other labs are written as before
+    ipv6 = {"ipv6": True} if routing in IPV6_ROUTINGS else {}  # other labs are written as before
     for node in network.nodes:
         if node.role == "router":
             devices.append(
@@ -414,9 +421,14 @@ def render_lab(
                 f"ip address add {iface.address} dev eth0",
                 f"ip route add default via {node.gateway}",
             ]
-            if ipv6:
+            slaac: dict[str, Any] = {}
+            if routing == "bgp6":  # address and default route from the router's advertisements
+                startup, slaac = [], {"sysctls": ACCEPT_RA, "macs": {0: eui64_mac(iface.address)}}
+            elif ipv6:
                 startup = host_startup(iface.address, node.gateway)
-            devices.append(DeviceSpec(name=node.name, role="host", startup=startup, **ipv6))
+            devices.append(
+                DeviceSpec(name=node.name, role="host", startup=startup, **ipv6, **slaac)
+            )
     links = [LinkSpec(name=name_, endpoints=ends) for name_, ends in network.links]
     return LabSpec.build(name=name, devices=devices, links=links)
 

@@ -265,7 +265,7 @@ def link_guards(network: Network, impact: Impact, routing: Routing) -> list[Hidd
     adjacency or BGP session, or under RIP the updates it carries; none under static routing."""
     if routing == "rip":
         return list(rip.link_guards(network, impact))
-    if routing not in ("ospf", "bgp", "ibgp", "isis", "ospf6"):
+    if routing not in ("ospf", "bgp", "ibgp", "isis", "ospf6", "bgp6"):
         return []
     guards: list[HiddenTest] = []
     for a, b in network.transit_links():
