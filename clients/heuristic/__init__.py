@@ -24,6 +24,7 @@ from netdojo.clients.heuristic.actor import Actor
 from netdojo.clients.heuristic.build import build, build_kind
 from netdojo.clients.heuristic.fixes_acl import fix_acl
 from netdojo.clients.heuristic.fixes_bgp import fix_bgp
+from netdojo.clients.heuristic.fixes_bgp6 import fix_advertisements, fix_bgp6
 from netdojo.clients.heuristic.fixes_iface import (
     fix_addresses,
     fix_admin_down,
@@ -141,6 +142,9 @@ async def repair(snap: Snapshot, actor: Actor, statically_routed: bool) -> None:
     await fix_isis(snap, actor)
     await fix_ospf6(snap, actor)
     await fix_bgp(snap, actor)
+    await fix_bgp6(snap, actor)
+    actor.area = "host_config"
+    await fix_advertisements(snap, actor)
 
 
 async def broken_pairs(session: ToolSession, topo: Topology) -> list[tuple[str, str]]:

@@ -10,7 +10,7 @@ from netdojo.clients.heuristic.model import RunningConfig, Snapshot
 
 async def fix_bgp(snap: Snapshot, actor: Actor) -> None:
     for router in snap.topo.routers:
-        if not snap.runs_bgp(router):
+        if not snap.runs_bgp(router) or snap.runs_bgp6(router):  # IPv6: `fixes_bgp6`
             continue
         config = snap.config(router)
         await _fix_neighbors(snap, actor, router, config)

@@ -112,9 +112,11 @@ class RunningConfig:
     bgp_asn: int | None = None
     bgp: list[str] = field(default_factory=list)
     bgp_af: list[str] = field(default_factory=list)
+    bgp6_af: list[str] | None = None  # the IPv6 unicast address family, where there is one
     statics: list[StaticRoute] = field(default_factory=list)
     prefix_lists: list[str] = field(default_factory=list)
     route_maps: list[str] = field(default_factory=list)
+    route_map_sets: dict[str, list[str]] = field(default_factory=dict)  # name -> its lines
 
     @classmethod
     def parse(cls, text: str) -> RunningConfig:
@@ -167,10 +169,11 @@ class RunningConfig:
             if len(parts) > 3:
                 self.statics.append(StaticRoute(prefix, parts[3], line))
             return None
-        if line.startswith("ip prefix-list "):
+        if line.startswith(("ip prefix-list ", "ipv6 prefix-list ")):
             self.prefix_lists.append(line)
         if line.startswith("route-map "):
             self.route_maps.append(line)
+            return self.route_map_sets.setdefault(line.split()[1], [])
         return None
 
     # OSPF helpers ------------------------------------------------------------------
@@ -229,23 +232,28 @@ class RunningConfig:
 
 
 class _BgpBlock(list):  # type: ignore[type-arg]
-    """Collects `router bgp` lines, splitting the ipv4 unicast address family out."""
+    """Collects `router bgp` lines, splitting the ipv4 and ipv6 unicast address families out."""
 
     def __init__(self, config: RunningConfig) -> None:
         super().__init__()
         self.config = config
-        self.in_af = False
+        self.family: list[str] | None = None  # where the lines of the current family go
 
     def add(self, raw: str) -> None:
         """Address-family lines are indented twice; a once-indented line leaves the family."""
         line = raw.strip()
         depth = len(raw) - len(raw.lstrip())
         if line.startswith("address-family ") or line == "exit-address-family":
-            self.in_af = line.startswith("address-family ipv4 unicast")
+            self.family = None
+            if line.startswith("address-family ipv4 unicast"):
+                self.family = self.config.bgp_af
+            elif line.startswith("address-family ipv6 unicast"):
+                self.config.bgp6_af = self.config.bgp6_af or []
+                self.family = self.config.bgp6_af
             return
         if depth < 2:
-            self.in_af = False
-        (self.config.bgp_af if self.in_af else self.config.bgp).append(line)
+            self.family = None
+        (self.config.bgp if self.family is None else self.family).append(line)
 
 
 def dotted(area: str) -> str:
@@ -315,6 +323,10 @@ class Snapshot:
 
     def runs_ospf6(self, router: str) -> bool:
         return self.config(router).ospf6 is not None
+
+    def runs_bgp6(self, router: str) -> bool:
+        """Whether ``router`` runs BGP with an IPv6 unicast address family."""
+        return self.runs_bgp(router) and self.config(router).bgp6_af is not None
 
     def runs_protocol(self, router: str) -> bool:
         """Whether ``router`` runs any routing protocol."""
