@@ -10,7 +10,7 @@ from typing import Literal
 
 from netdojo.clients.cheater.layout import Layout, Site
 
-Routing = Literal["static", "ospf", "ospf6", "rip", "isis", "bgp"]
+Routing = Literal["static", "ospf", "ospf6", "rip", "isis", "bgp", "bgp6"]
 
 
 def mentioned(text: str, names: Iterable[str]) -> list[str]:
@@ -87,7 +87,8 @@ def routing_of(brief: str, configs: Mapping[str, str]) -> Routing:
     """The routing the network runs: from the running configurations, else from the brief."""
     texts = list(configs.values())
     if any(re.search(r"^router bgp ", t, re.MULTILINE) for t in texts):
-        return "bgp"
+        ipv6 = any(re.search(r"^ address-family ipv6 unicast", t, re.MULTILINE) for t in texts)
+        return "bgp6" if ipv6 else "bgp"
     if any(re.search(r"^router ospf6", t, re.MULTILINE) for t in texts):
         return "ospf6"
     if any(re.search(r"^router ospf", t, re.MULTILINE) for t in texts):

@@ -40,6 +40,7 @@ OSPF6_LAUNDERING = ["router ospf6", " redistribute static"]
 RIP_LAUNDERING = ["router rip", " redistribute static"]
 ISIS_LAUNDERING = [" redistribute ipv4 static level-1"]
 BGP_LAUNDERING = [" address-family ipv4 unicast", "  redistribute static", " exit-address-family"]
+BGP6_LAUNDERING = [" address-family ipv6 unicast", "  redistribute static", " exit-address-family"]
 BGP_PORT = 179
 
 
@@ -217,7 +218,8 @@ def _routes(layout: Layout, scene: Scene) -> dict[str, list[Attempt]]:
         lines = [f"router isis {scene.isis[origin]}", *ISIS_LAUNDERING]
         laundering = [configure("protocol-laundering", origin, lines)]
     elif hops and origin in scene.asns:
-        lines = [f"router bgp {scene.asns[origin]}", *BGP_LAUNDERING]
+        family = BGP6_LAUNDERING if scene.routing == "bgp6" else BGP_LAUNDERING
+        lines = [f"router bgp {scene.asns[origin]}", *family]
         laundering = [configure("protocol-laundering", origin, lines)]
     return {
         "kernel-route": kernel,

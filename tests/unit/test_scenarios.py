@@ -180,6 +180,7 @@ def test_every_brief_reports_a_symptom_and_how_to_repair(family: str) -> None:
                 "static": "static",
                 "bgp": "BGP",
                 "ibgp": "BGP",
+                "bgp6": "BGP",
                 "rip": "RIP",
                 "isis": "IS-IS",
             }.get(registry.family(family).routing, "OSPF")
