@@ -20,6 +20,7 @@ EPISODES = [  # one level-1 episode per family, each seen solved by the agent
     ("bgp-peering", 1, 2),
     ("ospf-build", 1, 1),
     ("ipv6-routing", 1, 3),
+    ("ipv6-bgp", 1, 2),
 ]
 
 
