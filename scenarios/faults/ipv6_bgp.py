@@ -20,6 +20,7 @@ import ipaddress
 
 import networkx as nx
 
+from netdojo.scenarios.faults import bgp_control
 from netdojo.scenarios.faults.base import (
     FaultContext,
     FaultPlan,
@@ -34,10 +35,10 @@ from netdojo.scenarios.faults.base import (
 from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.hidden_tests import DefaultRouteParams, DefaultRouteTest
 from netdojo.scenarios.ipv6_bgp import bgp6_head
-from netdojo.scenarios.model import Fault, configure, execute
+from netdojo.scenarios.model import Fault, configure
 from netdojo.scenarios.registry import fault
 
-NOWHERE = "2001:db8:ffff::"  # a /48 no plan uses: transit pools are 2001:db8:<0-200>::/48
+NOWHERE = "2001:db8:ffff::"  # a /48 no plan uses: transit /48s are 2001:db8:0 to 2001:db8:200
 SHIFTS = (1, 2, 0x10, 0x100)  # how many /64s away a mistyped LAN prefix lands
 IMPORT_NAMES = ("IMPORT", "FROM", "IN")
 NEXT_HOP_NAMES = ("NH-POLICY", "SET-NH", "NEXT-HOP")
@@ -111,31 +112,9 @@ def lan_unannounced(ctx: FaultContext, tag: str) -> FaultPlan | None:
     )
 
 
-@fault("v6bgp.remote_as_wrong", routing={"bgp6"})
-def remote_as_wrong(ctx: FaultContext, tag: str) -> FaultPlan | None:
-    """One end expects the wrong peer AS: every OPEN fails with Bad Peer AS. Each failure
-    doubles FRR's idle timer, so the fix clears the session as well."""
-    if not (picked := bgp_end(ctx)):
-        return None
-    a, b, address, own, peer_as = picked
-    step = 10 * ctx.rng.randint(1, 5)
-    wrong = peer_as + step if peer_as + step <= 65534 else peer_as - step
-    head = f"router bgp {own}"
-    return FaultPlan(
-        Fault(
-            type=tag,
-            device=a,
-            params={"peer": address, "wrong": wrong, "intended": peer_as},
-            inject=[configure(a, head, f"neighbor {address} remote-as {wrong}")],
-            fix=[
-                configure(a, head, f"neighbor {address} remote-as {peer_as}"),
-                execute(a, f"clear bgp {address}"),
-            ],
-            present=[session_test(ctx.network, a, b, False, tag)],
-        ),
-        Impact(down_links={frozenset((a, b))}),
-        [session_test(ctx.network, a, b, True, tag)],
-    )
+remote_as_wrong = fault("v6bgp.remote_as_wrong", routing={"bgp6"})(
+    bgp_control.wrong_remote_as.injector  # the same mistake, between IPv6 addresses
+)
 
 
 def _only_through(ctx: FaultContext, receiver: str, sender: str) -> list[str]:
