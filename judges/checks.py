@@ -431,9 +431,20 @@ async def _address(ctx: CheckContext, test: AddressTest) -> Observed:
 @checker(BgpSessionTest)
 async def _bgp_session(ctx: CheckContext, test: BgpSessionTest) -> Observed:
     peer = test.params.peer
-    shown = await _vtysh_json(ctx, test.device, "show bgp summary json")
-    state = shown.get("ipv4Unicast", {}).get("peers", {}).get(peer, {}).get("state", "absent")
+    state = bgp_peer_state(await _vtysh_json(ctx, test.device, "show bgp summary json"), peer)
     return state == "Established", f"{test.device}: BGP session with {peer} is {state}"
+
+
+def bgp_peer_state(summary: dict[str, Any], peer: str) -> str:
+    """The state of the session with ``peer`` in `show bgp summary json`, which lists a peer
+    under every address family it is active in (a session carrying only IPv6 appears under
+    ``ipv6Unicast`` alone); ``absent`` when no family lists it."""
+    states = [
+        family["peers"][peer]["state"]
+        for family in summary.values()
+        if isinstance(family, dict) and peer in family.get("peers", {})
+    ]
+    return "Established" if "Established" in states else next(iter(states), "absent")
 
 
 @checker(PathTest)

@@ -62,10 +62,10 @@ def ospf6_lines(network: Network, router: Node) -> list[str]:
 
 
 def host_startup(address: str, gateway: str) -> list[str]:
-    """A host's IPv6 address (no duplicate detection: it is usable at once) and default route;
-    it takes no router advertisements."""
+    """A host's IPv6 address (no duplicate detection: it is usable at once) and default route.
+    Router advertisements do not touch it: it forwards, as every lab device does, and a
+    forwarding port ignores them unless created with `ACCEPT_RA`."""
     return [
-        "sysctl -qw net.ipv6.conf.eth0.accept_ra=0",
         f"ip -6 address add {address} dev eth0 nodad",
         f"ip -6 route add default via {gateway}",
     ]

@@ -13,6 +13,7 @@ import pytest
 
 from netdojo.clients.heuristic.fixes_bgp6 import fix_advertisements, fix_bgp6
 from netdojo.clients.heuristic.model import DeviceState, Port, RunningConfig, Snapshot, Topology
+from netdojo.judges.checks import bgp_peer_state
 from netdojo.scenarios.faults import ipv6_bgp
 from netdojo.scenarios.faults.base import FaultContext
 from netdojo.scenarios.generate import generate
@@ -35,6 +36,20 @@ def test_eui64_flips_the_universal_bit_and_inserts_fffe() -> None:
     assert eui64("2001:db8::/64", "52:54:00:12:34:56") == "2001:db8::5054:ff:fe12:3456/64"
     for mac in ("02:00:00:01:01:05", "aa:bb:cc:dd:ee:ff"):
         assert eui64_mac(eui64("fd00:1:2::/64", mac)) == mac
+
+
+def test_a_session_is_read_in_whichever_address_family_lists_its_peer() -> None:
+    peer = "2001:db8:1:2::2"
+    v6_only = {"ipv6Unicast": {"peers": {peer: {"state": "Established"}}}}
+    both = {
+        "ipv4Unicast": {"peers": {peer: {"state": "Established"}, "10.0.0.2": {"state": "Active"}}},
+        "ipv6Unicast": {"peers": {peer: {"state": "Established"}}},
+    }
+    assert bgp_peer_state(v6_only, peer) == "Established"
+    assert bgp_peer_state(both, peer) == "Established"
+    assert bgp_peer_state(both, "10.0.0.2") == "Active"
+    assert bgp_peer_state(both, "10.0.0.9") == "absent"
+    assert bgp_peer_state({}, peer) == "absent"
 
 
 def test_slaac_hosts_differ_from_the_static_plan_only_in_their_address() -> None:
