@@ -49,6 +49,7 @@ class Capture(BaseModel):
     links: int
     frames: int
     foreign: list[str]
+    foreign_frames: list[str] = []  # the first frame of each foreign source, where it was seen
 
 
 class Run(BaseModel):
@@ -77,18 +78,27 @@ class LoadReport(BaseModel):
 
 
 async def _own_macs(lab: LiveLab) -> set[str]:
+    """Every interface MAC of the lab's devices; a device that cannot be read fails the run
+    (its frames would otherwise count as foreign)."""
     macs: set[str] = set()
     for device in lab.devices:
         done = await lab.exec(device, ["ip", "-j", "link", "show"])
-        macs |= {str(link.get("address", "")).lower() for link in json.loads(done.stdout or "[]")}
+        if not done.ok:
+            raise RuntimeError(f"{device}: `ip link show` failed: {done.stderr or done.exit_code}")
+        macs |= {str(link.get("address", "")).lower() for link in json.loads(done.stdout)}
     return macs
 
 
-async def _sources(lab: LiveLab, device: str, interface: str) -> list[str]:
-    """Source MACs of the frames ``device`` sees on ``interface`` for `CAPTURE_S` seconds."""
+async def _sources(lab: LiveLab, device: str, interface: str) -> list[tuple[str, str]]:
+    """(source MAC, frame) of the frames ``device`` sees on ``interface`` for `CAPTURE_S`
+    seconds."""
     argv = ["tcpdump", "-e", "-n", "-l", "-i", interface]
     done = await lab.exec(device, argv, timeout=CAPTURE_S, max_output=1 << 20)
-    return [m.group(1).lower() for m in map(SOURCE_MAC.search, done.stdout.splitlines()) if m]
+    return [
+        (match.group(1).lower(), f"{device} {interface}: {line}")
+        for line in done.stdout.splitlines()
+        if (match := SOURCE_MAC.search(line))
+    ]
 
 
 async def _traffic(lab: LiveLab, scenario: Scenario) -> None:
@@ -109,7 +119,8 @@ def watched(captures: list[Capture], scenario: Scenario) -> Agent:
         assert view.handle is not None
         lab = view.handle.lab
         ends = [link.endpoints[0] for link in lab.spec.links]
-        seen: list[list[str]] = []
+        seen: list[list[tuple[str, str]]] = []
+        own: set[str] = set()
         report = AgentReport()
 
         async def listen(device: str, index: int) -> None:
@@ -117,6 +128,7 @@ def watched(captures: list[Capture], scenario: Scenario) -> Agent:
 
         async def act() -> None:
             nonlocal report
+            own.update(await _own_macs(lab))
             await anyio.sleep(1.0)  # tcpdump is listening
             async with anyio.create_task_group() as group:
                 group.start_soon(_traffic, lab, scenario)
@@ -126,14 +138,16 @@ def watched(captures: list[Capture], scenario: Scenario) -> Agent:
             for device, index in ends:
                 group.start_soon(listen, device, index)
             group.start_soon(act)
-        own = await _own_macs(lab)
-        frames = [mac for macs in seen for mac in macs]
+        own.update(await _own_macs(lab))
+        frames = [frame for link in seen for frame in link]
+        foreign = {mac: line for mac, line in reversed(frames) if mac not in own}
         captures.append(
             Capture(
                 episode=view.episode_id,
                 links=len(ends),
                 frames=len(frames),
-                foreign=sorted({mac for mac in frames if mac not in own}),
+                foreign=sorted(foreign),
+                foreign_frames=[foreign[mac] for mac in sorted(foreign)],
             )
         )
         return report

@@ -29,7 +29,7 @@ async def test_concurrent_episodes_see_only_their_own_traffic_and_match_one_by_o
     result = await _benchmark("load").load(episodes=3)
     captures = result.concurrent.captures + result.sequential.captures
     assert len(captures) == 6 and all(c.frames > 0 for c in captures), "traffic was captured"
-    assert result.cross_talk == 0, [c.foreign for c in captures]
+    assert result.cross_talk == 0, [c.foreign_frames for c in captures]
     assert result.identical, result.differences
     assert {r.outcome for r in result.concurrent.episodes} == {"solved"}
     assert result.labs_left == 0
