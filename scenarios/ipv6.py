@@ -39,7 +39,10 @@ def address_lines(router: Node) -> list[str]:
 
 
 def ospf6_lines(network: Network, router: Node) -> list[str]:
-    """IPv6 forwarding on; OSPFv3 in the backbone on every port, LAN ports passive."""
+    """IPv6 forwarding on; OSPFv3 in the backbone on every port, LAN ports passive. Like the
+    OSPFv2 routers, they take every LSA instance as it arrives: with the default one-second
+    minimum between instances, a router's LSA re-originated as its first adjacency comes up
+    is dropped and waits for its retransmission, and routes come 5 s after the adjacencies."""
     lines = ["ipv6 forwarding"]
     for iface in router.ifaces:
         lines += [f"interface {iface.name}", f" ipv6 ospf6 area {AREA}"]
@@ -57,6 +60,7 @@ def ospf6_lines(network: Network, router: Node) -> list[str]:
         "router ospf6",
         f" ospf6 router-id {router.loopback}",
         " timers throttle spf 0 50 500",
+        " timers lsa min-arrival 0",
         "exit",
     ]
 
