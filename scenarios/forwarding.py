@@ -39,7 +39,7 @@ class Impact(BaseModel):
     )  # (from, to, host) not advertised
     silenced: set[tuple[str, str]] = Field(
         default_factory=set
-    )  # (from, to): a distance-vector neighbour whose updates do not reach (one way)
+    )  # (from, to): a neighbour whose updates (or, link-state, hellos) do not reach (one way)
     down_sessions: set[frozenset[str]] = Field(default_factory=set)  # iBGP pairs not Established
     no_next_hop_self: set[str] = Field(default_factory=set)  # borders not rewriting next hops
     idle_links: set[frozenset[str]] = Field(
@@ -208,14 +208,18 @@ class Forwarding:
     def _ospf_hops(self, impact: Impact) -> Hops:
         """Equal-cost next routers over working adjacencies; a port costs 1 unless raised. An
         overloaded router is no one's transit: others reach it, it reaches others, but no path
-        of another router crosses it."""
+        of another router crosses it. A router that does not hear a neighbour leaves it out of
+        its link-state advertisement, so no path goes from it to that neighbour, while the
+        neighbour, which still hears it, keeps the way back (no two-way check)."""
         graph = nx.DiGraph()
         graph.add_nodes_from(self.graph.nodes)
         for a, b in self.graph.edges:
             if frozenset((a, b)) in impact.down_links:
                 continue
-            graph.add_edge(a, b, cost=impact.costs.get(a, {}).get(b, 1))
-            graph.add_edge(b, a, cost=impact.costs.get(b, {}).get(a, 1))
+            if (b, a) not in impact.silenced:
+                graph.add_edge(a, b, cost=impact.costs.get(a, {}).get(b, 1))
+            if (a, b) not in impact.silenced:
+                graph.add_edge(b, a, cost=impact.costs.get(b, {}).get(a, 1))
         relay = graph.copy() if impact.overloaded else graph
         relay.remove_edges_from([(x, n) for x in impact.overloaded for n in graph.successors(x)])
         reverse = relay.reverse(copy=False)

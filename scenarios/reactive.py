@@ -261,8 +261,9 @@ def _repair_order(real: list[FaultPlan], cascade: Cascade | None) -> list[FaultP
 
 
 def link_guards(network: Network, impact: Impact, routing: Routing) -> list[HiddenTest]:
-    """The protocol state of every transit link no fault takes down: its IS-IS, OSPF or OSPFv3
-    adjacency or BGP session, or under RIP the updates it carries; none under static routing."""
+    """The protocol state of every transit link no fault takes down (or makes one-way): its
+    IS-IS, OSPF or OSPFv3 adjacency or BGP session, or under RIP the updates it carries; none
+    under static routing."""
     if routing == "rip":
         return list(rip.link_guards(network, impact))
     if routing not in ("ospf", "bgp", "ibgp", "isis", "ospf6", "bgp6"):
@@ -270,6 +271,8 @@ def link_guards(network: Network, impact: Impact, routing: Routing) -> list[Hidd
     guards: list[HiddenTest] = []
     for a, b in network.transit_links():
         if frozenset((a, b)) in impact.down_links:
+            continue
+        if (a, b) in impact.silenced or (b, a) in impact.silenced:
             continue
         if routing == "ospf6":
             guards.append(ospf6_adjacency_test(network, a, b, True, "guard"))

@@ -2,18 +2,22 @@
 filters and offsets routers apply to updates.
 
 A link's ends must both run RIP version 2 on it, send updates (not passive) and agree on
-authentication; every connected network belongs in RIP; a distribute-list or offset-list
-is taken for a leftover, since every router must learn every site by its shortest path.
+authentication; every router runs the timers most routers run (one that sends its updates
+far apart has its routes time out at its neighbours); every connected network belongs in RIP;
+a distribute-list or offset-list is taken for a leftover, since every router must learn every
+site by its shortest path.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from netdojo.clients.heuristic.actor import Actor
 from netdojo.clients.heuristic.model import Iface, RunningConfig, Snapshot
 
 VERSION_LINES = ("ip rip send version", "ip rip receive version")
+TIMERS = "timers basic "
 _FILTER = re.compile(r"(distribute-list|offset-list) (prefix )?(\S+) ")
 
 
@@ -43,6 +47,7 @@ async def fix_rip(snap: Snapshot, actor: Actor) -> None:
         if snap.topo.is_transit(link):
             for end, other in (members, members[::-1]):
                 await _fix_end(snap, actor, link, end, other)
+    await _fix_timers(snap, actor)
     await _fix_networks(snap, actor)
     for router in snap.topo.routers:
         await _drop_filters(snap, actor, router)
@@ -80,6 +85,26 @@ async def _fix_end(snap: Snapshot, actor: Actor, link: str, router: str, peer: s
     )
     if lines:
         await actor.configure(router, lines, f"RIP on {name}: " + ", ".join(reasons))
+
+
+async def _fix_timers(snap: Snapshot, actor: Actor) -> None:
+    """A router whose timers differ from what most RIP routers run is given theirs."""
+    routers = [r for r in snap.topo.routers if snap.runs_rip(r)]
+    timers = {
+        r: next((line for line in snap.config(r).rip or [] if line.startswith(TIMERS)), None)
+        for r in routers
+    }
+    counts = Counter(timers.values())
+    usual = max(sorted(counts, key=str), key=lambda t: counts[t]) if counts else None
+    for router, line in sorted(timers.items()):
+        if line == usual or counts[line] == counts[usual]:
+            continue  # no odd one out: nothing says which timers are right
+        fix = f" {usual}" if usual else f" no {line}"
+        had = line.removeprefix(TIMERS) if line else "FRR's defaults"
+        want = usual.removeprefix(TIMERS) if usual else "FRR's defaults"
+        await actor.configure(
+            router, ["router rip", fix], f"RIP timers {had} where the others run {want}"
+        )
 
 
 async def _fix_networks(snap: Snapshot, actor: Actor) -> None:

@@ -20,6 +20,7 @@ register(
             isis.overload_bit,
             interfaces.admin_down,
             interfaces.wrong_address,
+            isis.hello_padding_mtu,
         ),
     )
 )

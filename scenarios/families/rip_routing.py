@@ -25,6 +25,7 @@ register(
             interfaces.admin_down,
             interfaces.wrong_address,
             static.route_override,
+            rip.slow_timers,
         ),
     )
 )

@@ -3,9 +3,12 @@ the router port that faces a host."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from netdojo.scenarios.faults.base import (
     FaultContext,
     FaultPlan,
+    Injector,
     address_test,
     adjacency_test,
     lan_port,
@@ -99,22 +102,45 @@ def lan_port_down(ctx: FaultContext, tag: str) -> FaultPlan | None:
     return _port_down(tag, router, iface.name, Impact(isolated={host}), [])
 
 
-@fault("iface.mtu_mismatch", routing={"ospf"})
-def mtu_mismatch(ctx: FaultContext, tag: str) -> FaultPlan | None:
-    picked = transit_end(ctx)
-    if picked is None:
-        return None
-    a, b, iface = picked
-    impact, healthy = link_down(ctx, a, b, tag)
-    return FaultPlan(
-        Fault(
-            type=tag,
-            device=a,
-            params={"interface": iface.name, "mtu": 1400},
-            inject=[execute(a, f"ip link set dev {iface.name} mtu 1400")],
-            fix=[execute(a, f"ip link set dev {iface.name} mtu 1500")],
-            present=[adjacency_test(ctx.network, a, b, False, tag)],
-        ),
-        impact,
-        healthy,
-    )
+SHORT_MTU = 1400
+STANDARD_MTU = 1500
+
+Shown = Callable[[FaultContext, str, str, str], list[HiddenTest]]
+"""The tests that show a fault on a transit link end: (context, router, peer, tag)."""
+Outcome = Callable[[FaultContext, str, str, str], tuple[Impact, list[HiddenTest]]]
+"""What a fault on a transit link end does to forwarding, and the tests that show it repaired:
+(context, router, peer, tag)."""
+
+
+def shorter_mtu(present: Shown, outcome: Outcome = link_down) -> Injector:
+    """An injector for one end of a transit link given a shorter MTU with `ip link`, as an
+    operator might on a port meant for a tunnel; the fix puts the standard MTU
+    back. ``present`` gives the tests that show the fault, ``outcome`` its impact and the
+    state that shows the link back (by default, the link is down)."""
+
+    def injector(ctx: FaultContext, tag: str) -> FaultPlan | None:
+        picked = transit_end(ctx)
+        if picked is None:
+            return None
+        a, b, iface = picked
+        impact, healthy = outcome(ctx, a, b, tag)
+        return FaultPlan(
+            Fault(
+                type=tag,
+                device=a,
+                params={"interface": iface.name, "mtu": SHORT_MTU},
+                inject=[execute(a, f"ip link set dev {iface.name} mtu {SHORT_MTU}")],
+                fix=[execute(a, f"ip link set dev {iface.name} mtu {STANDARD_MTU}")],
+                present=present(ctx, a, b, tag),
+            ),
+            impact,
+            healthy,
+        )
+
+    return injector
+
+
+# OSPF stops at the database exchange: the shorter end refuses its peer's larger DBD packets.
+mtu_mismatch = fault("iface.mtu_mismatch", routing={"ospf"})(
+    shorter_mtu(lambda ctx, a, b, tag: [adjacency_test(ctx.network, a, b, False, tag)])
+)

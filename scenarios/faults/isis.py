@@ -1,11 +1,9 @@
-"""IS-IS faults: adjacencies lost to a router's level or area, a hello password or a passive
-port, and transit steered away by a raised metric or an overload bit left set.
+"""IS-IS faults: adjacencies lost to a router's level or area, a hello password, a passive
+port or a port's shorter MTU, and transit steered away by a raised metric or an overload bit
+left set.
 
-Two classic mistakes are not among them. A circuit-type mismatch: on a level-1 router FRR
-runs every circuit at level 1 whatever its circuit type, so the adjacency stays up. An MTU
-mismatch under hello padding: the end with the shorter MTU drops its peer's padded hellos, but
-the peer keeps the adjacency up and forwards over the link in its direction, so traffic flows
-one way over it and the other way around it, which no symptom of the forwarding model states.
+A circuit-type mismatch is not among them: on a level-1 router FRR runs every circuit at
+level 1 whatever its circuit type, so the adjacency stays up.
 """
 
 from __future__ import annotations
@@ -22,6 +20,7 @@ from netdojo.scenarios.faults.base import (
     end_fault,
     steering_fault,
 )
+from netdojo.scenarios.faults.interfaces import shorter_mtu
 from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.hidden_tests import HiddenTest
 from netdojo.scenarios.isis import PROCESS, isis_adjacency_test, net, password_line
@@ -38,6 +37,18 @@ def _lost(network: Network, a: str, b: str, tag: str) -> list[HiddenTest]:
     return [isis_adjacency_test(network, a, b, False, tag)]
 
 
+def _one_way(ctx: FaultContext, a: str, b: str, tag: str) -> tuple[Impact, list[HiddenTest]]:
+    """``a`` no longer hears ``b``: it drops the adjacency and leaves ``b`` out of its LSP.
+    ``b`` still hears ``a`` and keeps it Up, so routes into ``a``'s side still cross the link
+    while routes out of it go round (or nowhere)."""
+    return Impact(silenced={(b, a)}), [isis_adjacency_test(ctx.network, a, b, True, tag)]
+
+
+# A port's MTU lowered on one end: FRR pads its hellos to the MTU (`isis hello padding`), so
+# the shorter end drops the peer's full-size hellos.
+hello_padding_mtu = fault("isis.hello_padding_mtu", routing={"isis"})(
+    shorter_mtu(lambda ctx, a, b, tag: _lost(ctx.network, a, b, tag), _one_way)
+)
 passive_transit = fault("isis.passive_transit", routing={"isis"})(
     end_fault(any_end, "interface {iface}", [" isis passive"], [" no isis passive"], _lost)
 )

@@ -1,6 +1,6 @@
 """RIPv2 faults: updates that stop on one link (versions, passive ports, network statements,
-MD5 authentication), a LAN left out of RIP, and filters or offsets that drop a prefix or
-steer it onto a longer path."""
+MD5 authentication) or from one router (its timers), a LAN left out of RIP, and filters or
+offsets that drop a prefix or steer it onto a longer path."""
 
 from __future__ import annotations
 
@@ -23,10 +23,14 @@ from netdojo.scenarios.hidden_tests import HiddenTest
 from netdojo.scenarios.model import Fault, ToolCall, configure
 from netdojo.scenarios.network import Network
 from netdojo.scenarios.registry import fault
-from netdojo.scenarios.rip import REACH, heard_test
+from netdojo.scenarios.rip import REACH, TIMERS, heard_test
 
 LIST_NAMES = ("RIP-IN", "LAN-FILTER", "BLOCK", "RIP-POLICY", "TRIM")
 OFFSET_NAMES = ("RIP-OFFSET", "PREFER", "METRIC-ADJ", "BACKUP")
+# A slow WAN's template: an update an hour. ripd jitters the interval by up to half, so the
+# next update is half an hour away at the soonest, well after any episode; with an update
+# every 600 s it could come 300 s after the change, within one.
+SLOW_TIMERS = "timers basic 3600 10800 7200"
 
 
 def _unheard(network: Network, a: str, b: str, tag: str) -> list[HiddenTest]:
@@ -204,5 +208,38 @@ def offset_steering(ctx: FaultContext, tag: str) -> FaultPlan | None:
             ),
             Impact(prepends={(y, x, h): extra for h in hosts_in(ctx.network, prefix)}),
             [route_test(tag, x, prefix, True, via=via)],
+        )
+    return None
+
+
+@fault("rip.timers", routing={"rip"})
+def slow_timers(ctx: FaultContext, tag: str) -> FaultPlan | None:
+    """One router given a slow WAN's timers (`SLOW_TIMERS`) where every other keeps the
+    network's (update 5 s, timeout 15 s): its next update is half an hour away or more, so
+    its neighbours time out every route they learnt from it 15 s after its last one, and route
+    nothing through it (its LANs are unreachable) until it is back on the network's timers.
+    It still hears them, so its own routes stay."""
+    graph = ctx.network.router_graph()
+    routers = sorted(graph.nodes)
+    ctx.rng.shuffle(routers)
+    for router in routers:
+        neighbours = sorted(graph[router])
+        ports = [ctx.network.node(router).iface_to(n).name for n in neighbours]
+        keys = [f"rip.timers:{router}", *(f"if:{router}:{port}" for port in ports)]
+        keys += [f"link:{router}:{n}" for n in neighbours]
+        keys += [f"link:{n}:{router}" for n in neighbours]
+        if not neighbours or not ctx.take(*keys):
+            continue
+        return FaultPlan(
+            Fault(
+                type=tag,
+                device=router,
+                params={"timers": SLOW_TIMERS.removeprefix("timers basic ")},
+                inject=[configure(router, "router rip", f" {SLOW_TIMERS}")],
+                fix=[configure(router, "router rip", f" {TIMERS}")],
+                present=[heard_test(ctx.network, n, router, False, tag) for n in neighbours],
+            ),
+            Impact(silenced={(router, n) for n in neighbours}),
+            [heard_test(ctx.network, n, router, True, tag) for n in neighbours],
         )
     return None

@@ -132,15 +132,17 @@ def test_every_type_is_drawn_at_every_level(level: int) -> None:
 
 
 def test_link_faults_are_judged_by_isis_adjacencies_and_guards_cover_the_rest() -> None:
+    guarded = 0
     for seed in range(1, 11):
         hidden = generate(FAMILY, 2, seed).hidden
-        assert hidden.guards
+        guarded += bool(hidden.guards)  # none when the faults break every link and host pair
         assert {t.kind for t in hidden.guards} <= {"ping", "isis_adjacency"}
         assert any(t.kind == "isis_adjacency" for t in hidden.guards + hidden.targets)
         for fault in hidden.faults:
             if fault.type in ("isis.passive_transit", "isis.auth_mismatch"):
                 (present,) = fault.present
                 assert present.kind == "isis_adjacency" and present.params.expect is False
+    assert guarded >= 8
 
 
 def test_an_isis_build_forbids_static_routes_by_whole_words() -> None:
@@ -151,3 +153,49 @@ def test_an_isis_build_forbids_static_routes_by_whole_words() -> None:
     for test in static:
         assert test.kind == "config" and test.params.match == "words"
         assert test.params.pattern.split() == ["ip", "route"] and test.params.expect is False
+
+
+def test_a_router_that_does_not_hear_its_neighbour_routes_round_it_one_way() -> None:
+    """One end of a link drops its neighbour's hellos: it leaves the neighbour out of its LSP,
+    so traffic out of its side goes round, while the neighbour, which still hears it, keeps
+    sending traffic into its side over the link."""
+    ring = _network("ring", 5)
+    model = Forwarding(ring, "isis")
+    hosts = {ring.router_of(h): h for h in ring.lans}
+    a, b = next((x, y) for x, y in ring.transit_links() if x in hosts and y in hosts)
+    found = model.courses(Impact(silenced={(b, a)}))
+    assert found[hosts[b], hosts[a]].paths == {(b, a)}
+    (path,) = found[hosts[a], hosts[b]].paths
+    assert len(path) == 5 and path[0] == a and path[-1] == b
+    assert model.ping_states(Impact(silenced={(b, a)}))[hosts[a], hosts[b]] == "works"
+    chain = _network("chain", 3, seed=5)
+    model = Forwarding(chain, "isis")
+    x, y = chain.transit_links()[0]
+    states = model.ping_states(Impact(silenced={(y, x)}))
+    assert states == model.ping_states(Impact(down_links={frozenset((x, y))}))
+
+
+def test_a_shorter_mtu_is_judged_on_the_end_that_has_it() -> None:
+    """`isis.hello_padding_mtu`: the present test and the repair are the shorter end's
+    adjacency (its neighbour keeps the adjacency Up), and no guard watches the link."""
+    seen = 0
+    for level, seed in ((1, 4), (1, 5), (2, 1)):
+        hidden = generate(FAMILY, level, seed).hidden
+        for fault in (f for f in hidden.faults if f.type == "isis.hello_padding_mtu"):
+            seen += 1
+            port = fault.params["interface"]
+            assert [c.arguments["command"] for c in fault.inject] == [
+                f"ip link set dev {port} mtu 1400"
+            ]
+            assert [c.arguments["command"] for c in fault.fix] == [
+                f"ip link set dev {port} mtu 1500"
+            ]
+            (present,) = fault.present
+            assert present.kind == "isis_adjacency" and present.device == fault.device
+            assert present.params.interface == port and present.params.expect is False
+            repaired = [t for t in hidden.targets if t.id == present.id]
+            assert [t.params.expect for t in repaired] == [True]
+            peer = present.params.neighbor
+            watched = {(t.device, t.params.neighbor) for t in hidden.guards if t.kind != "ping"}
+            assert not {(fault.device, peer), (peer, fault.device)} & watched
+    assert seen == 4

@@ -1,11 +1,15 @@
-"""RIP: configuration, the planner's hop bound, the forwarding model and the fault catalogue."""
+"""RIP: configuration, the planner's hop bound, the forwarding model, the fault catalogue and the
+heuristic agent's repair of a router's timers."""
 
 from __future__ import annotations
 
 import random
 
+import anyio
 import pytest
 
+from netdojo.clients.heuristic.fixes_rip import _fix_timers
+from netdojo.clients.heuristic.model import DeviceState, Port, RunningConfig, Snapshot, Topology
 from netdojo.scenarios import registry
 from netdojo.scenarios.forwarding import Forwarding, Impact
 from netdojo.scenarios.generate import generate, plan_instance
@@ -110,3 +114,83 @@ def test_every_fault_type_lands_somewhere() -> None:
         for fault in generate("rip-routing", level, seed).hidden.faults
     }
     assert set(family.types) <= seen
+
+
+def test_slow_timers_silence_a_router_towards_every_neighbour() -> None:
+    """`rip.timers`: the router's neighbours stop learning from it (its LANs are cut off from
+    every other host) while it keeps learning from them; the fix puts the network's timers
+    back."""
+    seen = 0
+    for level, seed in ((1, 3), (2, 4), (3, 5)):
+        scenario = generate("rip-routing", level, seed)
+        hidden = scenario.hidden
+        for fault in (f for f in hidden.faults if f.type == "rip.timers"):
+            seen += 1
+            router = fault.device
+            (inject,) = fault.inject
+            (fix,) = fault.fix
+            assert inject.arguments["lines"] == ["router rip", " timers basic 3600 10800 7200"]
+            assert fix.arguments["lines"] == ["router rip", f" {TIMERS}"]
+            network, _ = plan_instance("rip-routing", level, seed)
+            neighbours = set(network.router_graph()[router])
+            assert {t.device for t in fault.present} == neighbours
+            assert all(t.kind == "route" and not t.params.expect for t in fault.present)
+            repaired = {t.id for t in hidden.targets if t.kind == "route" and t.params.expect}
+            assert {t.id for t in fault.present} <= repaired
+            behind = [h for h in network.lans if network.router_of(h) == router]
+            pinged = {t.id for t in hidden.targets if t.kind == "ping"}
+            for host in behind:
+                for other in set(network.lans) - {host}:
+                    a, b = sorted((host, other))
+                    assert f"target:ping:{a}-{b}" in pinged
+    assert seen
+
+
+def test_a_router_silenced_towards_all_neighbours_is_bypassed_and_cut_off() -> None:
+    model, routers = _ring(5)
+    network = model.network
+    router = routers[0]
+    neighbours = set(network.router_graph()[router])
+    impact = Impact(silenced={(router, n) for n in neighbours})
+    host = next(h for h in network.lans if network.router_of(h) == router)
+    states = model.ping_states(impact)
+    assert all(states[host, other] == "broken" for other in network.lans if other != host)
+    found = model.courses(impact)
+    others = [h for h in network.lans if h != host]
+    for a in others:
+        assert found[host, a].arrives, "the router still routes out"
+        for b in others:
+            if a != b:
+                assert all(router not in path for path in found[a, b].paths)
+
+
+class _Actor:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, list[str]]] = []
+
+    async def configure(self, device: str, lines: list[str], why: str) -> None:
+        self.calls.append((device, lines))
+
+
+def _rip_snapshot(timers: dict[str, str | None]) -> Snapshot:
+    names = sorted(timers)
+    roles = dict.fromkeys(names, "router")
+    ports = {name: [Port(name, "eth0", "t0", None)] for name in names}
+    devices = {}
+    for name, line in timers.items():
+        text = "router rip\n version 2\n" + (f" {line}\n" if line else "") + " allow-ecmp\nexit\n"
+        devices[name] = DeviceState(name, "router", config=RunningConfig.parse(text))
+    return Snapshot(Topology(roles, ports, {"t0": names}), devices)
+
+
+def test_the_heuristic_gives_the_odd_router_the_networks_timers() -> None:
+    actor = _Actor()
+    snap = _rip_snapshot({"r1": TIMERS, "r2": "timers basic 3600 10800 7200", "r3": TIMERS})
+    anyio.run(_fix_timers, snap, actor)
+    assert actor.calls == [("r2", ["router rip", f" {TIMERS}"])]
+    actor = _Actor()
+    anyio.run(_fix_timers, _rip_snapshot({"r1": TIMERS, "r2": None, "r3": TIMERS}), actor)
+    assert actor.calls == [("r2", ["router rip", f" {TIMERS}"])], "defaults are odd too"
+    actor = _Actor()
+    anyio.run(_fix_timers, _rip_snapshot({"r1": TIMERS, "r2": "timers basic 30 180 120"}), actor)
+    assert actor.calls == [], "two routers that differ: nothing says which is right"

@@ -36,6 +36,12 @@ def test_the_docs_publish_every_class() -> None:
     assert all(f"`{name}`" in text for name in CLASSES), [n for n in CLASSES if n not in text]
 
 
+def test_the_docs_list_every_type() -> None:
+    text = DOCS.read_text()
+    missing = sorted(t for t in _drawn_types() if f"`{t}`" not in text)
+    assert not missing, f"list these fault types in docs/scenarios.md: {missing}"
+
+
 def _fault(type_id: str, device: str, herring: bool = False) -> Fault:
     return Fault(type=type_id, device=device, inject=[], fix=[], present=[], red_herring=herring)
 
