@@ -24,7 +24,10 @@ from netdojo.scenarios.model import Scenario, ToolCall
 from netdojo.tools.actions import apply
 
 BASELINE_DEADLINE_S = 90.0
-FAULT_DEADLINE_S = 30.0
+FAULT_DEADLINE_S = 60.0
+"""How long an injected fault may take to show. RIP's take longest: a route is withdrawn only
+once its 15 s timeout has run out and the ring has counted to infinity, 12-30 s on a loaded
+machine. Staging moves on as soon as the fault shows."""
 POLL_S = 0.5
 
 
