@@ -17,7 +17,7 @@ from netdojo.clients.heuristic.actor import Actor
 from netdojo.clients.heuristic.model import Iface, RunningConfig, Snapshot
 
 VERSION_LINES = ("ip rip send version", "ip rip receive version")
-TIMERS = "timers basic "
+TIMERS_CMD = "timers basic "
 _FILTER = re.compile(r"(distribute-list|offset-list) (prefix )?(\S+) ")
 
 
@@ -91,7 +91,7 @@ async def _fix_timers(snap: Snapshot, actor: Actor) -> None:
     """A router whose timers differ from what most RIP routers run is given theirs."""
     routers = [r for r in snap.topo.routers if snap.runs_rip(r)]
     timers = {
-        r: next((line for line in snap.config(r).rip or [] if line.startswith(TIMERS)), None)
+        r: next((line for line in snap.config(r).rip or [] if line.startswith(TIMERS_CMD)), None)
         for r in routers
     }
     counts = Counter(timers.values())
@@ -100,8 +100,8 @@ async def _fix_timers(snap: Snapshot, actor: Actor) -> None:
         if line == usual or counts[line] == counts[usual]:
             continue  # no odd one out: nothing says which timers are right
         fix = f" {usual}" if usual else f" no {line}"
-        had = line.removeprefix(TIMERS) if line else "FRR's defaults"
-        want = usual.removeprefix(TIMERS) if usual else "FRR's defaults"
+        had = line.removeprefix(TIMERS_CMD) if line else "FRR's defaults"
+        want = usual.removeprefix(TIMERS_CMD) if usual else "FRR's defaults"
         await actor.configure(
             router, ["router rip", fix], f"RIP timers {had} where the others run {want}"
         )
