@@ -14,10 +14,11 @@ from netdojo.scenarios.faults.base import (
     lan_port,
     link_down,
     narrower,
+    route_test,
     transit_end,
 )
 from netdojo.scenarios.forwarding import Impact
-from netdojo.scenarios.hidden_tests import HiddenTest, LinkParams, LinkUpTest
+from netdojo.scenarios.hidden_tests import HiddenTest, LinkParams, LinkUpTest, RouteTest
 from netdojo.scenarios.model import Fault, configure, execute
 from netdojo.scenarios.network import Iface
 from netdojo.scenarios.registry import fault
@@ -82,7 +83,19 @@ def wrong_address(ctx: FaultContext, tag: str) -> FaultPlan | None:
     octets = iface.address.split("/")[0].split(".")
     wrong = f"{octets[0]}.{octets[1]}.254.{int(octets[3]) % 4 + 4 * ctx.rng.randint(1, 60)}/30"
     impact, healthy = link_down(ctx, a, b, tag)
+    if ctx.routing == "isis":
+        healthy += [_via_link(ctx, a, b, tag), _via_link(ctx, b, a, tag)]
     return _readdress_port(tag, a, iface, wrong, impact, healthy)
+
+
+def _via_link(ctx: FaultContext, a: str, b: str, tag: str) -> RouteTest:
+    """``a`` reaches ``b``'s loopback straight over their link. IS-IS checks no subnet in its
+    point-to-point hellos, so a readdressed end keeps its adjacency Up while its routes over
+    the link point at an address no longer on the link; only these routes show it repaired."""
+    loopback = ctx.network.node(b).loopback
+    assert loopback is not None
+    via = ctx.network.node(b).iface_to(a).address.split("/")[0]
+    return route_test(tag, a, f"{loopback}/32", True, via=via)
 
 
 @fault("iface.lan_wrong_mask")

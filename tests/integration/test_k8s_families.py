@@ -20,6 +20,8 @@ from netdojo.judges.runner import run_episode
 from netdojo.reports.records import Budgets
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.healthy import is_healthy_control
+from netdojo.scenarios.hidden_tests import TcpTest, UdpTest
+from netdojo.scenarios.model import Scenario
 from netdojo.servers.mcp_server import practice_server
 from netdojo.servers.practice import PracticeSession
 
@@ -40,11 +42,24 @@ async def test_an_instance_stages_and_its_reference_solution_passes_the_audit(
     assert {"baseline", "fixed", "integrity"} <= set(record.stages)
 
 
+def _faulted_with_a_working_flow() -> Scenario:
+    """A faulted instance with an open flow among its guards. A healthy control is solved by
+    doing nothing, and a default deny added to every namespace leaves no flow open that
+    isolating the pods could break (the vandal is then unsolved, not unsafe)."""
+    while True:
+        scenario = generate(REPAIR, 1, 1 + secrets.randbelow(10_000))
+        hidden = scenario.hidden
+        if not hidden.healthy and any(
+            isinstance(guard, TcpTest | UdpTest) and guard.params.expect for guard in hidden.guards
+        ):
+            return scenario
+
+
 @pytest.mark.parametrize(("agent", "outcome"), [(noop, "unsolved"), (vandal, "unsafe")])
 async def test_doing_nothing_is_unsolved_and_isolating_every_pod_is_unsafe(
     agent: Policy, outcome: str
 ) -> None:
-    scenario = generate(REPAIR, 1, 1 + secrets.randbelow(10_000))
+    scenario = _faulted_with_a_working_flow()
     record = await run_episode(
         scenario, in_process(agent), Budgets(), f"episode-{secrets.token_hex(6)}"
     )

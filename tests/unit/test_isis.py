@@ -11,6 +11,7 @@ from netdojo.scenarios import registry
 from netdojo.scenarios.forwarding import Forwarding, Impact
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.isis import net, system_id
+from netdojo.scenarios.model import Scenario
 from netdojo.scenarios.network import Network, daemons_file, plan_network, render_lab
 from netdojo.scenarios.registry import LEVELS
 from netdojo.scenarios.topology import make_topology
@@ -198,4 +199,32 @@ def test_a_shorter_mtu_is_judged_on_the_end_that_has_it() -> None:
             peer = present.params.neighbor
             watched = {(t.device, t.params.neighbor) for t in hidden.guards if t.kind != "ping"}
             assert not {(fault.device, peer), (peer, fault.device)} & watched
+    assert seen == 4
+
+
+def _address_facing(scenario: Scenario, device: str, peer: str) -> str:
+    """``device``'s address on its link to ``peer``, from the public topology."""
+    (link,) = [name for name, ends in scenario.public.links if set(ends) == {device, peer}]
+    facts = next(d for d in scenario.public.devices if d.name == device)
+    return next(i.address for i in facts.interfaces if i.link == link).split("/")[0]
+
+
+def test_a_readdressed_port_is_judged_by_the_routes_over_its_link() -> None:
+    """`iface.wrong_address`: IS-IS checks no subnet in point-to-point hellos, so the
+    adjacency stays Up; the repair is shown by each end's route to the other's loopback
+    through the other's intended address on the link, which a stub router with no host also
+    has (seed 1860527027: its only target was the adjacency, which never failed)."""
+    seen = 0
+    for level, seed in ((1, 1860527027), (1, 21), (2, 2), (3, 4)):
+        scenario = generate(FAMILY, level, seed)
+        for fault in (f for f in scenario.hidden.faults if f.type == "iface.wrong_address"):
+            seen += 1
+            a = fault.device
+            tag = f"{fault.type}:"
+            owned = [t for t in scenario.hidden.targets if t.id.startswith(tag)]
+            (b,) = [t.params.neighbor for t in owned if t.kind == "isis_adjacency"]
+            routes = {(t.device, t.params.via) for t in owned if t.kind == "route"}
+            intended = fault.params["intended"].split("/")[0]
+            assert routes == {(b, intended), (a, _address_facing(scenario, b, a))}
+            assert all(t.params.expect for t in owned)
     assert seen == 4
