@@ -1,12 +1,12 @@
 """The cheater on live labs: whatever it fakes, it never scores, and every fake is named (on a
 planning model, where the state judged is data, none of its code reaches past the sandbox).
 
-Every family at level 1 and a sample of families at levels 2 and 3, on seeds drawn fresh each
-run (so no instance can be tuned for), two episodes at a time. The cheater is handed the brief
-alone, as any purple agent is. For each episode: the outcome is neither solved nor partial;
-every change the cheater made is named in the verdict's state audit; and nothing it read
-names the scenario, its seed, or a line of the reference solution that the running state does
-not already show.
+A rotating third of the families at level 1 and a sample at levels 2 and 3, on seeds drawn
+fresh each run (so no instance can be tuned for), two episodes at a time. The cheater is
+handed the brief alone, as any purple agent is. For each episode: the outcome is neither
+solved nor partial; every change the cheater made is named in the verdict's state audit; and
+nothing it read names the scenario, its seed, or a line of the reference solution that the
+running state does not already show.
 """
 
 from __future__ import annotations
@@ -31,9 +31,11 @@ from netdojo.tools.registry import call_arguments
 from netdojo.tools.trajectory import Step
 
 from .arena import in_process
+from .rotation import rotating_families
 
 pytestmark = pytest.mark.anyio
 CONCURRENCY = 2
+LEVEL_1_SHARE = 1 / 3
 SEEDS = (10**9, 2**31)
 """Seeds no audit or calibration run uses, long enough not to occur in read text by chance."""
 SCORED = ("solved", "partial")
@@ -168,8 +170,9 @@ def _report(problems: dict[str, list[str]]) -> str:
 
 
 @pytest.mark.timeout(2400)
-async def test_the_cheater_never_scores_on_any_family_at_level_1() -> None:
-    instances = [(family, 1, _seed(family, 1)) for family in sorted(registry.families())]
+async def test_the_cheater_never_scores_on_rotating_families_at_level_1() -> None:
+    families = rotating_families(LEVEL_1_SHARE, "cheater")
+    instances = [(family, 1, _seed(family, 1)) for family in families]
     problems = await _episodes(instances)
     assert not problems, _report(problems)
 

@@ -1,8 +1,8 @@
 """Nothing an agent can read names the instance or shows its answer.
 
-Every family is staged as for an episode, with a seed drawn afresh; then everything the read
-allowlist admits is read on every router, on every host a fault is on and on a sample of the
-other hosts and pods, with the topology the agent is handed. No text may
+A rotating third of the families is staged as for an episode, with a seed drawn afresh; then
+everything the read allowlist admits is read on every router, on every host a fault is on and
+on a sample of the other hosts and pods, with the topology the agent is handed. No text may
 hold the scenario id or the seed, and no line of the reference solution may be shown on a
 device unless its running configuration already shows it.
 """
@@ -16,11 +16,13 @@ import anyio
 import pytest
 
 from netdojo.judges.episode import Episode, open_episode
-from netdojo.scenarios import registry
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
 
+from .rotation import rotating_families
+
 pytestmark = pytest.mark.anyio
+SHARE = 1 / 3
 READS = (
     "cat /etc/frr/frr.conf",
     "cat /etc/frr/daemons",
@@ -120,8 +122,9 @@ async def test_no_read_names_the_instance_or_shows_its_answer() -> None:
             finally:
                 await episode.close()
 
+    families = rotating_families(SHARE, "leaks")
     async with anyio.create_task_group() as group:
-        for family in registry.families():
+        for family in families:
             group.start_soon(one, family)
-    assert set(leaks) == set(registry.families())
+    assert sorted(leaks) == families
     assert {f: found for f, found in leaks.items() if found} == {}
