@@ -1,11 +1,13 @@
 """Images that run netdojo itself (its agents), built on the device image without a registry.
 
-The build context holds a wheelhouse made here (`netdojo.labs.image.wheelhouse`); a first
-stage installs it with ``--no-index`` into a virtual environment, using pip run from its own
-wheel (Debian's python3 has neither pip nor ensurepip), and the image copies only that
+Every agent image runs the same environment, so it is built once per netdojo in a runtime
+image: its build context holds a wheelhouse made here (`netdojo.labs.image.wheelhouse`); a
+first stage installs it with ``--no-index`` into a virtual environment, using pip run from its
+own wheel (Debian's python3 has neither pip nor ensurepip), and the runtime copies only that
 environment onto the device image, with Debian's curl from the machine's mirror (runners'
-health checks call it). An image is tagged with netdojo's version and a hash of everything it
-is made of (the device image, netdojo's files, the pinned dependencies, the recipe), so it is
+health checks call it). Each agent's image adds only its entry point, port and health check
+to the runtime. Images are tagged with netdojo's version and a hash of everything they are
+made of (the device image, netdojo's files, the pinned dependencies, the recipe), so each is
 built once and found afterwards.
 """
 
@@ -29,11 +31,12 @@ from netdojo import __version__
 from netdojo.labs.engine import client
 from netdojo.labs.errors import PrerequisiteError
 from netdojo.labs.image.recipe import PATH_ENV, device_image
-from netdojo.labs.image.wheelhouse import constraints, digest, make_wheelhouse, source
+from netdojo.labs.image.wheelhouse import Source, constraints, digest, make_wheelhouse, source
 from netdojo.labs.paths import sub_dir
 
 RECIPE_VERSION = "1"
 REPOSITORY_PREFIX = "netdojo/"
+RUNTIME_REPOSITORY = f"{REPOSITORY_PREFIX}agent-runtime"
 VENV = "/opt/netdojo"
 VENV_BIN = f"{VENV}/bin"
 IMAGE_LABEL = "netdojo.image"
@@ -70,7 +73,7 @@ class ImageBuild(BaseModel):
     """Seconds of each stage of a build: the wheelhouse, the engine's build."""
 
 
-TEMPLATE = """\
+RUNTIME_TEMPLATE = """\
 FROM {base} AS install
 LABEL {stage_label}={stage}
 COPY wheels /wheels
@@ -83,6 +86,11 @@ RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
     --no-install-recommends curl && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
 COPY --from=install {venv} {venv}
 ENV PATH={venv_bin}:{path}
+LABEL netdojo.version={version}
+"""
+
+TEMPLATE = """\
+FROM {runtime}
 LABEL {image_label}={name} netdojo.version={version}
 EXPOSE {port}
 HEALTHCHECK --interval=5s --timeout=5s --start-period=30s --retries=3 CMD {healthcheck}
@@ -91,8 +99,8 @@ CMD ["--host", "0.0.0.0", "--port", "{port}"]
 """
 
 
-def dockerfile(spec: AgentImage, base: str, pip_wheel: str, stage: str) -> str:
-    return TEMPLATE.format(
+def runtime_dockerfile(base: str, pip_wheel: str, stage: str) -> str:
+    return RUNTIME_TEMPLATE.format(
         base=base,
         stage_label=STAGE_LABEL,
         stage=stage,
@@ -101,22 +109,34 @@ def dockerfile(spec: AgentImage, base: str, pip_wheel: str, stage: str) -> str:
         pip_wheel=pip_wheel,
         version=__version__,
         path=PATH_ENV,
+    )
+
+
+def dockerfile(spec: AgentImage, runtime: str) -> str:
+    return TEMPLATE.format(
+        runtime=runtime,
         image_label=IMAGE_LABEL,
         name=spec.name,
+        version=__version__,
         port=spec.port,
         healthcheck=json.dumps(spec.healthcheck),
         entrypoint=json.dumps(spec.entrypoint),
     )
 
 
+def runtime_tag(base_id: str, wheel_digest: str) -> str:
+    """``netdojo/agent-runtime:<version>-<hash>``: the hash of the recipe, the device image
+    and the wheelhouse's makings."""
+    made_of = [RECIPE_VERSION, RUNTIME_TEMPLATE, base_id, wheel_digest]
+    hashed = hashlib.sha256("\0".join(made_of).encode())
+    return f"{RUNTIME_REPOSITORY}:{__version__}-{hashed.hexdigest()[:12]}"
+
+
 def image_tag(spec: AgentImage, base_id: str, wheel_digest: str) -> str:
-    """``netdojo/<name>:<version>-<hash>``: the hash of the recipe, the spec, the device
-    image and the wheelhouse's makings."""
-    hashed = hashlib.sha256(
-        "\0".join(
-            [RECIPE_VERSION, TEMPLATE, spec.model_dump_json(), base_id, wheel_digest]
-        ).encode()
-    )
+    """``netdojo/<name>:<version>-<hash>``: the hash of the recipe, the spec and the runtime
+    it is made on."""
+    made_of = [RECIPE_VERSION, TEMPLATE, spec.model_dump_json(), runtime_tag(base_id, wheel_digest)]
+    hashed = hashlib.sha256("\0".join(made_of).encode())
     return f"{spec.repository}:{__version__}-{hashed.hexdigest()[:12]}"
 
 
@@ -140,16 +160,40 @@ def agent_image_tag(spec: AgentImage) -> str:
 def build_agent_image(
     spec: AgentImage, progress: Progress = lambda _msg: None, rebuild: bool = False
 ) -> ImageBuild:
-    """The image of ``spec``: found when built before (unless ``rebuild``), else built."""
+    """The image of ``spec``: found when built before (unless ``rebuild``), else built on the
+    runtime of this netdojo, which is built first when missing (or ``rebuild``)."""
     started = time.monotonic()
     base, base_id = _base()
     found, pins = source(), constraints()
-    tag = image_tag(spec, base_id, digest(found, pins))
-    images = client(timeout=60).images
+    wheel_digest = digest(found, pins)
+    tag = image_tag(spec, base_id, wheel_digest)
     earlier = _image_id(tag)
     if earlier is not None and not rebuild:
         return _report(tag, "cached", started)
+    runtime = runtime_tag(base_id, wheel_digest)
+    wheels, stages = 0, dict[str, float]()
+    if rebuild or _image_id(runtime) is None:
+        wheels, stages = _build_runtime(runtime, base, found, pins, progress, rebuild)
     work = Path(tempfile.mkdtemp(prefix="agent-image-", dir=sub_dir("build")))
+    try:
+        (work / "Dockerfile").write_text(dockerfile(spec, runtime))
+        progress(f"docker build {tag}")
+        building = time.monotonic()
+        image_id = _docker_build(work, tag, progress, fresh=False)
+        stages["image_s"] = round(time.monotonic() - building, 2)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    _retag(tag, image_id, earlier)
+    return _report(tag, "built", started, wheels=wheels, stages=stages)
+
+
+def _build_runtime(
+    tag: str, base: str, found: Source, pins: str, progress: Progress, fresh: bool
+) -> tuple[int, dict[str, float]]:
+    """Build the runtime ``tag``: the number of wheels installed and the seconds of each stage
+    (the wheelhouse, the engine's build)."""
+    earlier = _image_id(tag)
+    work = Path(tempfile.mkdtemp(prefix="agent-runtime-", dir=sub_dir("build")))
     try:
         progress(f"wheelhouse of {found.target}")
         making = time.monotonic()
@@ -159,16 +203,24 @@ def build_agent_image(
         if pip_wheel is None:
             raise PrerequisiteError("the wheelhouse holds no wheel of pip")
         stage = secrets.token_hex(8)
-        (work / "context" / "Dockerfile").write_text(dockerfile(spec, base, pip_wheel, stage))
+        (work / "context" / "Dockerfile").write_text(runtime_dockerfile(base, pip_wheel, stage))
         progress(f"docker build {tag}")
         building = time.monotonic()
         try:
-            image_id = _docker_build(work / "context", tag, progress, fresh=rebuild)
+            image_id = _docker_build(work / "context", tag, progress, fresh=fresh)
         finally:
             _remove_stage(stage)
         stages["docker_build_s"] = round(time.monotonic() - building, 2)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    _retag(tag, image_id, earlier)
+    return len(wheels), stages
+
+
+def _retag(tag: str, image_id: str, earlier: str | None) -> None:
+    """Give the image built as ``tag`` the version and `latest` tags too, and remove the one
+    that had ``tag`` before it, if any, once nothing else is built on it."""
+    images = client(timeout=60).images
     repository = tag.partition(":")[0]
     image = images.get(image_id)
     for alias in (__version__, "latest"):
@@ -176,7 +228,6 @@ def build_agent_image(
     if earlier is not None and earlier != image_id:
         with contextlib.suppress(APIError):
             images.remove(earlier)
-    return _report(tag, "built", started, wheels=len(wheels), stages=stages)
 
 
 def _image_id(tag: str) -> str | None:

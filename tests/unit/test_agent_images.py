@@ -14,7 +14,13 @@ from netdojo import __version__
 from netdojo.errors import NetdojoError
 from netdojo.healthcheck import card_url, option
 from netdojo.image_commands import GREEN_PORT, PURPLE_PORT, Role, agent_spec
-from netdojo.labs.image.agents import VENV_BIN, dockerfile, image_tag
+from netdojo.labs.image.agents import (
+    VENV_BIN,
+    dockerfile,
+    image_tag,
+    runtime_dockerfile,
+    runtime_tag,
+)
 from netdojo.labs.image.wheelhouse import constraints, digest, project_root, source
 from netdojo.servers.apps import green_app
 from netdojo.servers.serving import free_port, serve_uvicorn
@@ -42,18 +48,25 @@ def test_a_purple_image_serves_one_builtin_agent() -> None:
         agent_spec(Role.purple)
 
 
-def test_the_recipe_installs_the_wheelhouse_offline_and_keeps_only_the_environment() -> None:
-    spec = agent_spec(Role.purple, "noop")
-    text = dockerfile(spec, "netdojo/device:abc", "pip-24.0-py3-none-any.whl", "s1")
+def test_the_runtime_installs_the_wheelhouse_offline_and_keeps_only_the_environment() -> None:
+    text = runtime_dockerfile("netdojo/device:abc", "pip-24.0-py3-none-any.whl", "s1")
     assert text.count("FROM netdojo/device:abc") == 2
     assert "/wheels/pip-24.0-py3-none-any.whl/pip install --no-index" in text
     assert f"netdojo=={__version__}" in text
     assert "COPY --from=install /opt/netdojo /opt/netdojo" in text
     final = text.split("\nFROM ")[-1]
     assert "wheels" not in final, "the wheelhouse stays in the install stage"
-    assert f"ENTRYPOINT {json.dumps(spec.entrypoint)}" in final
-    assert f"--retries=3 CMD {json.dumps(spec.healthcheck)}" in final
-    assert f'CMD ["--host", "0.0.0.0", "--port", "{PURPLE_PORT}"]' in final
+    assert f"ENV PATH={VENV_BIN}:" in final
+
+
+def test_an_agent_image_adds_only_its_entry_point_to_the_runtime() -> None:
+    spec = agent_spec(Role.purple, "noop")
+    text = dockerfile(spec, "netdojo/agent-runtime:1-abc")
+    assert text.splitlines()[0] == "FROM netdojo/agent-runtime:1-abc"
+    assert "RUN" not in text and "COPY" not in text
+    assert f"ENTRYPOINT {json.dumps(spec.entrypoint)}" in text
+    assert f"--retries=3 CMD {json.dumps(spec.healthcheck)}" in text
+    assert f'CMD ["--host", "0.0.0.0", "--port", "{PURPLE_PORT}"]' in text
 
 
 def test_a_tag_changes_with_anything_the_image_is_made_of() -> None:
@@ -67,6 +80,10 @@ def test_a_tag_changes_with_anything_the_image_is_made_of() -> None:
         image_tag(agent_spec(Role.purple, "noop"), "sha256:base", "wheels"),
     }
     assert tag not in others and len(others) == 3
+    runtime = runtime_tag("sha256:base", "wheels")
+    assert runtime.startswith(f"netdojo/agent-runtime:{__version__}-")
+    assert runtime != runtime_tag("sha256:base", "other wheels")
+    assert runtime == runtime_tag("sha256:base", "wheels")
 
 
 def test_the_wheel_comes_from_this_checkout_and_its_files_make_the_hash(tmp_path: Path) -> None:
