@@ -171,17 +171,34 @@ def absent_line_test(tag: str, device: str, line: str, description: str) -> Conf
     )
 
 
-def transit_end(ctx: FaultContext) -> tuple[str, str, Iface] | None:
-    """A router-to-router link end not yet faulted: (router, peer, router's interface)."""
+def transit_end(ctx: FaultContext, cut: bool = False) -> tuple[str, str, Iface] | None:
+    """A router-to-router link end not yet faulted: (router, peer, router's interface). With
+    ``cut`` (the fault takes the link out of forwarding), never a link a route of another
+    fault points over (see `keep_up`)."""
     links = list(ctx.transit_links)
     ctx.rng.shuffle(links)
     for a, b in links:
         if ctx.rng.random() < 0.5:
             a, b = b, a
         iface = ctx.network.node(a).iface_to(b)
-        if ctx.take(f"link:{a}:{b}", f"link:{b}:{a}", f"if:{a}:{iface.name}"):
+        keys = [f"link:{a}:{b}", f"link:{b}:{a}", f"if:{a}:{iface.name}"]
+        if ctx.take(*keys, *(_link_key("up", a, b), _link_key("cut", a, b)) if cut else ()):
             return a, b, iface
     return None
+
+
+def _link_key(what: str, a: str, b: str) -> str:
+    return f"{what}:" + ":".join(sorted((a, b)))
+
+
+def keep_up(ctx: FaultContext, a: str, b: str) -> bool:
+    """Whether a fault's route may point over the link a-b (its next hop is on it): no fault
+    has cut the link, and none may cut it from now on, or the route would not be selected.
+    Any number of routes may share the link."""
+    if _link_key("cut", a, b) in ctx.used:
+        return False
+    ctx.used.add(_link_key("up", a, b))
+    return True
 
 
 End = tuple[str, str, Iface, dict[str, str]]

@@ -68,7 +68,7 @@ def _readdress_port(
 
 @fault("iface.admin_down")
 def admin_down(ctx: FaultContext, tag: str) -> FaultPlan | None:
-    if not (picked := transit_end(ctx)):
+    if not (picked := transit_end(ctx, cut=True)):
         return None
     a, b, iface = picked
     impact, healthy = link_down(ctx, a, b, tag)
@@ -77,7 +77,7 @@ def admin_down(ctx: FaultContext, tag: str) -> FaultPlan | None:
 
 @fault("iface.wrong_address")
 def wrong_address(ctx: FaultContext, tag: str) -> FaultPlan | None:
-    if not (picked := transit_end(ctx)):
+    if not (picked := transit_end(ctx, cut=True)):
         return None
     a, b, iface = picked
     octets = iface.address.split("/")[0].split(".")

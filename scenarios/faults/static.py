@@ -10,6 +10,7 @@ from netdojo.scenarios.faults.base import (
     FaultPlan,
     added_route,
     hosts_in,
+    keep_up,
     mistyped,
     remote_lan_route,
     route_test,
@@ -36,14 +37,22 @@ def _static_route(ctx: FaultContext, need_alternative: bool) -> tuple[str, str, 
 
 
 def _wrong_neighbour(ctx: FaultContext, router: str, hop: str) -> tuple[str, str] | None:
-    """Another router next to ``router`` and the address to reach it: (router, address)."""
-    options = [
+    """Another router next to ``router`` and the address to reach it: (router, address), its
+    link kept up (`keep_up`); the drawn one unless a fault cuts its link, then the first other
+    in name order whose link is whole."""
+    options = sorted(
         (i.peer, ctx.network.node(i.peer).iface_to(router).address.split("/")[0])
         for i in ctx.network.node(router).ifaces
         if ctx.network.node(i.peer).role == "router"
-    ]
+    )
     options = [option for option in options if option[1] != hop]
-    return ctx.rng.choice(sorted(options)) if options else None
+    if not options:
+        return None
+    drawn = ctx.rng.choice(options)
+    for peer, address in [drawn, *(o for o in options if o != drawn)]:
+        if keep_up(ctx, router, peer):
+            return peer, address
+    return None
 
 
 @fault("static.missing_route", routing={"static"})

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from netdojo.cli import app
 from netdojo.scenarios import briefs, registry
 from netdojo.scenarios.generate import generate
+from netdojo.scenarios.model import Scenario
 from netdojo.scenarios.reactive import REAL_FAULTS_BY_LEVEL
 from netdojo.scenarios.registry import LEVELS, ScenarioError
 
@@ -245,3 +246,38 @@ def test_show_hides_the_hidden_half_unless_revealed() -> None:
 def test_bad_choices_name_the_valid_ones(family: str, level: int, seed: int, message: str) -> None:
     with pytest.raises(ScenarioError, match=message):
         generate(family, level, seed)
+
+
+CUTS = ("iface.admin_down", "iface.wrong_address")
+
+
+def _links_of(scenario: Scenario) -> tuple[dict[str, str], dict[tuple[str, str], str]]:
+    """The link of each address and of each (device, port), from the public topology."""
+    by_address, by_port = {}, {}
+    for device in scenario.public.devices:
+        for iface in device.interfaces:
+            if iface.address:
+                by_address[iface.address.split("/")[0]] = iface.link
+            by_port[device.name, iface.name] = iface.link
+    return by_address, by_port
+
+
+@pytest.mark.parametrize("family", ["static-routing", "rip-routing"])
+def test_no_fault_cuts_a_link_another_faults_route_points_over(family: str) -> None:
+    """A static route a fault adds is selected only while its next hop's link is up: a port
+    down or readdressed on that link would leave the fault absent at staging."""
+    both = 0
+    for level in LEVELS:
+        for seed in range(1, 41):
+            scenario = generate(family, level, seed)
+            by_address, by_port = _links_of(scenario)
+            faults = scenario.hidden.faults
+            routed = {
+                by_address[f.params.get("via") or f.params.get("wrong") or ""]
+                for f in faults
+                if f.type.startswith("static.") and (f.params.get("via") or f.params.get("wrong"))
+            }
+            cut = {by_port[f.device, f.params["interface"]] for f in faults if f.type in CUTS}
+            both += bool(routed and cut)
+            assert not routed & cut, (level, seed, [(f.type, f.device, f.params) for f in faults])
+    assert both >= 3  # instances with both kinds, so the rule was put to the test
