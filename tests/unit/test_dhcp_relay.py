@@ -5,11 +5,16 @@ the heuristic agent's repairs from what the lab shows."""
 from __future__ import annotations
 
 import ipaddress
+from typing import Any
 
 import pytest
 
 from netdojo.clients.heuristic import fixes_relay
+from netdojo.clients.heuristic.actor import Actor
+from netdojo.clients.heuristic.model import DeviceState, Iface, Link, Port, Snapshot, Topology
 from netdojo.scenarios.generate import generate, plan_instance
+from netdojo.scenarios.model import Scenario
+from netdojo.scenarios.network import Network
 from netdojo.scenarios.registry import LEVELS, family
 from netdojo.scenarios.relay import (
     BOOT_TRIES,
@@ -160,3 +165,69 @@ def test_the_relay_files_are_readable_and_the_service_tool_restarts_a_relay() ->
     for fault in scenario.hidden.faults:
         for call in fault.inject + fault.fix:
             assert config_problem(call.arguments.get("config", "")) is None
+
+
+class _Files:
+    """A session whose `show` reads the lab's files with the faults injected (read-only)."""
+
+    def __init__(self, files: dict[tuple[str, str], str]) -> None:
+        self.files = files
+
+    async def call(self, tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        assert tool == "show" and arguments is not None
+        path = arguments["command"].removeprefix("cat ")
+        text = self.files.get((arguments["device"], path))
+        return {"text": text if text is not None else f"cat: {path}: No such file or directory"}
+
+
+def _snapshot(scenario: Scenario, network: Network) -> Snapshot:
+    ports = {
+        d.name: [
+            Port(d.name, i.name, i.link, ipaddress.IPv4Interface(i.address) if i.address else None)
+            for i in d.interfaces
+        ]
+        for d in scenario.public.devices
+    }
+    topo = Topology(
+        roles={d.name: d.role for d in scenario.public.devices},
+        ports=ports,
+        links={name: list(devices) for name, devices in scenario.public.links},
+    )
+    devices = {
+        r.name: DeviceState(
+            r.name, "router", links={"lo": Link(True, 65536, [Iface(f"{r.loopback}/32")])}
+        )
+        for r in network.routers
+    }
+    devices |= {h: DeviceState(h, "host") for h in network.lans}
+    return Snapshot(topo=topo, devices=devices)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("seed", [1, 2, 4, 12])
+async def test_the_heuristic_agent_finds_each_relay_fault_from_the_files_alone(seed: int) -> None:
+    scenario = generate(NAME, 1, seed)
+    network, _ = plan_instance(NAME, 1, seed)
+    files = {
+        (d.name, path): text for d in scenario.hidden.lab.devices for path, text in d.files.items()
+    }
+    for fault in scenario.hidden.faults:
+        call = fault.inject[0].arguments
+        path = RELAY_CONF if call["service"] == "dhcp-relay" else DHCP_CONF
+        files[call["device"], path] = call["config"]
+    session = _Files(files)
+    actor = Actor(session, read_only=True, hosts=frozenset(network.lans))  # type: ignore[arg-type]
+    actor.area = "service"
+    await fixes_relay.fix_relays(session, _snapshot(scenario, network), actor)  # type: ignore[arg-type]
+    faulty = {f.device for f in scenario.hidden.faults}
+    hosts = {f.params["host"] for f in scenario.hidden.faults}
+    assert faulty <= set(actor.findings) <= faulty | hosts
+    assert all(kinds == {"service"} for kinds in actor.findings.values())
+    healthy = generate(NAME, 1, 3)
+    assert healthy.hidden.healthy
+    clean = {(d.name, p): t for d in healthy.hidden.lab.devices for p, t in d.files.items()}
+    calm = Actor(_Files(clean), read_only=True)  # type: ignore[arg-type]
+    network, _ = plan_instance(NAME, 1, 3)
+    snap = _snapshot(healthy, network)
+    assert not await fixes_relay.fix_relays(_Files(clean), snap, calm)  # type: ignore[arg-type]
+    assert not calm.findings
