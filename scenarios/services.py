@@ -23,14 +23,19 @@ ZONE = "site.lan"
 LEASE = "10m"
 DHCP_CONF = "/etc/dnsmasq-dhcp.conf"
 DNS_CONF = "/etc/dnsmasq-dns.conf"
-SERVER_CONF = {"dhcp-server": DHCP_CONF, "dns-server": DNS_CONF}
-SERVER_PID = {"dhcp-server": "/run/dnsmasq-dhcp.pid", "dns-server": "/run/dnsmasq-dns.pid"}
+RELAY_CONF = "/etc/dnsmasq-relay.conf"
+SERVER_CONF = {"dhcp-server": DHCP_CONF, "dns-server": DNS_CONF, "dhcp-relay": RELAY_CONF}
+SERVER_PID = {
+    "dhcp-server": "/run/dnsmasq-dhcp.pid",
+    "dns-server": "/run/dnsmasq-dns.pid",
+    "dhcp-relay": "/run/dnsmasq-relay.pid",
+}
 CLIENT_CONF = "/etc/dhcp/dhclient.conf"
 CLIENT_LEASES = "/var/lib/dhcp/dhclient.eth0.leases"
 CLIENT_PID = "/run/dhclient.eth0.pid"
 CLIENT_TIMEOUT_S = 6
 RESOLV_HOOK = "/etc/dhcp/dhclient-enter-hooks.d/lab-resolv"
-READABLE = (DHCP_CONF, DNS_CONF, "/etc/resolv.conf", CLIENT_LEASES)
+READABLE = (DHCP_CONF, DNS_CONF, RELAY_CONF, "/etc/resolv.conf", CLIENT_LEASES)
 
 DHCLIENT = f"""send host-name = gethostname();
 request subnet-mask, broadcast-address, routers, domain-name, domain-name-servers;
@@ -102,9 +107,19 @@ FIXED_LINES = frozenset(
         "log-facility=/var/log/dnsmasq-dhcp.log",
         "pid-file=/run/dnsmasq-dns.pid",
         "log-facility=/var/log/dnsmasq-dns.log",
+        "pid-file=/run/dnsmasq-relay.pid",
+        "log-facility=/var/log/dnsmasq-relay.log",
     }
 )
 """The servers' own paths, which their files keep."""
+
+
+DHCP_TAIL = (
+    "dhcp-leasefile=/var/lib/misc/dnsmasq-dhcp.leases",
+    f"pid-file={SERVER_PID['dhcp-server']}",
+    "log-facility=/var/log/dnsmasq-dhcp.log",
+)
+"""The lines that end every DHCP server's file: its lease file, pid file and log."""
 
 
 def dhcp_conf(scope: DhcpScope) -> str:
@@ -119,9 +134,7 @@ def dhcp_conf(scope: DhcpScope) -> str:
             f"dhcp-option=option:router,{scope.router}",
             f"dhcp-option=option:dns-server,{scope.dns}",
             f"dhcp-option=option:domain-name,{ZONE}",
-            "dhcp-leasefile=/var/lib/misc/dnsmasq-dhcp.leases",
-            f"pid-file={SERVER_PID['dhcp-server']}",
-            "log-facility=/var/log/dnsmasq-dhcp.log",
+            *DHCP_TAIL,
             "",
         ]
     )
@@ -166,6 +179,21 @@ def renew_client(tries: int = 1) -> str:
     )
 
 
+def furnish_client(lab: LabSpec, host: str, tries: int) -> None:
+    """Make ``host`` a DHCP client that asks for its lease at boot, ``tries`` times at most."""
+    client = lab.device(host)
+    client.files[CLIENT_CONF] = DHCLIENT
+    client.files[RESOLV_HOOK] = RESOLV
+    client.startup = [renew_client(tries=tries)]
+
+
+def furnish_dns(lab: LabSpec, network: Network, services: Services) -> None:
+    """Install the DNS server of the zone on its router."""
+    dns = lab.device(services.dns_router)
+    dns.files[DNS_CONF] = dns_conf(services, zone_records(network, services))
+    dns.startup.append(start_server("dns-server"))
+
+
 def furnish_services(lab: LabSpec, network: Network) -> None:
     """Install the DHCP and DNS servers on their routers and make every host a DHCP client."""
     services = place_services(network)
@@ -173,13 +201,8 @@ def furnish_services(lab: LabSpec, network: Network) -> None:
         device = lab.device(router)
         device.files[DHCP_CONF] = dhcp_conf(dhcp_scope(network, services, host))
         device.startup.append(start_server("dhcp-server"))
-        client = lab.device(host)
-        client.files[CLIENT_CONF] = DHCLIENT
-        client.files[RESOLV_HOOK] = RESOLV
-        client.startup = [renew_client(tries=3)]
-    dns = lab.device(services.dns_router)
-    dns.files[DNS_CONF] = dns_conf(services, zone_records(network, services))
-    dns.startup.append(start_server("dns-server"))
+        furnish_client(lab, host, tries=3)
+    furnish_dns(lab, network, services)
 
 
 def other_subnet(address: str, shift: int) -> str:

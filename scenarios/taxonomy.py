@@ -157,6 +157,9 @@ TAXONOMY: dict[str, FaultClass] = {
     "dhcp.scope_outside": "service",
     "dhcp.wrong_resolver": "service",
     "dhcp.wrong_router": "service",
+    "dhcp.relay_wrong_server": "service",
+    "dhcp.relay_missing": "service",
+    "dhcp.relay_scope_missing": "service",
     "dns.wrong_record": "service",
     "dns.zone_broken": "service",
 }

@@ -1,8 +1,9 @@
-"""The `service` tool: the lab's DHCP and DNS servers (dnsmasq) and the hosts' DHCP clients.
+"""The `service` tool: the lab's DHCP and DNS servers and DHCP relays (dnsmasq) and the hosts'
+DHCP clients.
 
-On a router, it replaces a server's configuration file when given one, then restarts the
-server and says whether it came up (dnsmasq names the line it refuses); on a host, it gives
-up the lease and asks for a new one, as the host does at boot.
+On a router, it replaces a server's or relay's configuration file when given one, then
+restarts it and says whether it came up (dnsmasq names the line it refuses); on a host, it
+gives up the lease and asks for a new one, as the host does at boot.
 """
 
 from __future__ import annotations
@@ -46,12 +47,12 @@ def config_problem(text: str) -> str | None:
 
 class ServiceArguments(ToolArguments):
     device: Device
-    service: Literal["dhcp-server", "dns-server", "dhcp-client"]
+    service: Literal["dhcp-server", "dns-server", "dhcp-relay", "dhcp-client"]
     config: str | None = Field(
         default=None,
         max_length=20000,
-        description="a server's whole new configuration file (dnsmasq syntax); omit to "
-        "restart with the file as it is",
+        description="a server's or relay's whole new configuration file (dnsmasq syntax); "
+        "omit to restart with the file as it is",
     )
 
     @field_validator("config")
@@ -110,11 +111,11 @@ SERVICE = ToolSpec(
     arguments=ServiceArguments,
     result=ServiceResult,
     description=(
-        "Manage the lab's DHCP and DNS servers (dnsmasq, on routers) and the hosts' DHCP "
-        "clients. dhcp-server/dns-server: replace the server's configuration file when "
-        f"`config` is given ({', '.join(SERVER_CONF.values())}), then restart it; the output "
-        "says why it would not start. dhcp-client (on a host): release the lease and request "
-        "a new one."
+        "Manage the lab's DHCP and DNS servers and DHCP relays (dnsmasq, on routers) and the "
+        "hosts' DHCP clients. dhcp-server/dns-server/dhcp-relay: replace its configuration "
+        f"file when `config` is given ({', '.join(SERVER_CONF.values())}), then restart it; "
+        "the output says why it would not start. dhcp-client (on a host): release the lease "
+        "and request a new one."
     ),
     run=_run,
     read_only=False,

@@ -36,6 +36,7 @@ from netdojo.clients.heuristic.fixes_isis import fix_isis
 from netdojo.clients.heuristic.fixes_nat import fix_nat, parse_design
 from netdojo.clients.heuristic.fixes_ospf import fix_ospf
 from netdojo.clients.heuristic.fixes_ospf6 import fix_ospf6
+from netdojo.clients.heuristic.fixes_relay import fix_relays
 from netdojo.clients.heuristic.fixes_rip import fix_rip
 from netdojo.clients.heuristic.fixes_services import fix_services
 from netdojo.clients.heuristic.fixes_static import fix_static_design, fix_static_overrides
@@ -92,7 +93,11 @@ async def investigate(session: ToolSession, brief: str) -> tuple[str, Diagnosis 
                 snap = await observe(session, topo)
             actor.area = "service"
             serviced = "service" in offered or read_only
-            if serviced and await fix_services(session, snap, actor) and not read_only:
+            renewed = False
+            if serviced:
+                renewed = await fix_services(session, snap, actor)
+                renewed = await fix_relays(session, snap, actor) or renewed
+            if renewed and not read_only:
                 continue  # hosts renewed their leases: look again before judging their settings
             await repair(snap, actor, statically_routed=built == "static" or is_static(snap))
             actor.area = "filtering"

@@ -69,7 +69,7 @@ def answer_test(
     )
 
 
-def _client(ctx: FaultContext) -> str | None:
+def pick_client(ctx: FaultContext) -> str | None:
     hosts = sorted(ctx.network.lans)
     ctx.rng.shuffle(hosts)
     return next((h for h in hosts if ctx.take(f"host:{h}", f"dhcp:{h}")), None)
@@ -103,7 +103,7 @@ def _dhcp_plan(
 def scope_outside(ctx: FaultContext, tag: str) -> FaultPlan | None:
     """The scope's range lies in another subnet than the LAN port's: the server answers no
     request there, and the host is left without an address."""
-    if not (host := _client(ctx)):
+    if not (host := pick_client(ctx)):
         return None
     right = dhcp_scope(ctx.network, place_services(ctx.network), host)
     shift = ctx.rng.choice((1, 2, -1, 16))
@@ -120,7 +120,7 @@ def scope_outside(ctx: FaultContext, tag: str) -> FaultPlan | None:
 def scope_exhausted(ctx: FaultContext, tag: str) -> FaultPlan | None:
     """The scope's only address is bound (`dhcp-host`) to another device's MAC: the pool has
     nothing left for the host, which is left without an address."""
-    if not (host := _client(ctx)):
+    if not (host := pick_client(ctx)):
         return None
     right = dhcp_scope(ctx.network, place_services(ctx.network), host)
     mac = "02:" + ":".join(f"{ctx.rng.randint(0, 255):02x}" for _ in range(5))
@@ -148,7 +148,7 @@ def _misspelt(ctx: FaultContext, text: str, line: str) -> str:
 def config_broken(ctx: FaultContext, tag: str) -> FaultPlan | None:
     """The scope's option name is misspelt: dnsmasq refuses the file, the DHCP server does
     not start, and the host is left without an address."""
-    if not (host := _client(ctx)):
+    if not (host := pick_client(ctx)):
         return None
     text = dhcp_conf(dhcp_scope(ctx.network, place_services(ctx.network), host))
     line = next(x for x in text.splitlines() if x.startswith("dhcp-range="))
@@ -170,7 +170,7 @@ def _unused(ctx: FaultContext, host: str) -> str:
 def wrong_router(ctx: FaultContext, tag: str) -> FaultPlan | None:
     """The router option names an address on the LAN that is not the gateway: the host takes
     a default route that leads nowhere."""
-    if not (host := _client(ctx)):
+    if not (host := pick_client(ctx)):
         return None
     right = dhcp_scope(ctx.network, place_services(ctx.network), host)
     wrong_gateway = _unused(ctx, host)
@@ -191,7 +191,7 @@ def _peer(ctx: FaultContext, host: str) -> str | None:
 def wrong_resolver(ctx: FaultContext, tag: str) -> FaultPlan | None:
     """The dns-server option names another router's loopback, where no DNS server runs: the
     host's own lookups are refused, while the lab's DNS server still answers."""
-    if not (host := _client(ctx)) or not (peer := _peer(ctx, host)):
+    if not (host := pick_client(ctx)) or not (peer := _peer(ctx, host)):
         return None
     services = place_services(ctx.network)
     loopbacks = sorted(

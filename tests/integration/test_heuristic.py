@@ -9,6 +9,7 @@ from mcp import Client
 from netdojo.clients.heuristic import troubleshoot
 from netdojo.clients.session import ToolSession
 from netdojo.judges.episode import open_episode
+from netdojo.scenarios import registry
 from netdojo.scenarios.generate import generate
 from netdojo.servers.mcp_server import evaluation_server
 
@@ -21,6 +22,7 @@ EPISODES = [  # one level-1 episode per family, each seen solved by the agent
     ("ospf-build", 1, 1),
     ("ipv6-routing", 1, 3),
     ("ipv6-bgp", 1, 2),
+    ("dhcp-relay", 1, 4),
 ]
 
 
@@ -28,7 +30,8 @@ EPISODES = [  # one level-1 episode per family, each seen solved by the agent
 async def test_heuristic_solves(family: str, level: int, seed: int) -> None:
     episode = await open_episode(generate(family, level, seed), "heuristic-test")
     try:
-        async with Client(evaluation_server(episode.tools)) as client:
+        tools = registry.family(family).tools
+        async with Client(evaluation_server(episode.tools, tools)) as client:
             summary = await troubleshoot(ToolSession(client), episode.scenario.public.brief)
         await anyio.sleep(5)  # OSPF (hello 1 s, dead 4 s) and BGP reconverge
         grade = await episode.grade()

@@ -23,9 +23,10 @@ GENERIC = sorted(
     for name, spec in registry.families().items()
     if spec.kind == "reactive" and spec.build is None
 )
-NEVER = {"host-config", "path-mtu"}
+NEVER = {"host-config", "path-mtu", "dhcp-relay"}
 """Families whose faults cannot mask one another: a host's fault is one link from the only
-faults that break the same pairs, and path-MTU faults never stall the same flow."""
+faults that break the same pairs, path-MTU faults never stall the same flow, and each relay
+fault cuts off a host of its own."""
 SEEDS = range(1, 60)
 
 

@@ -144,7 +144,7 @@ def test_every_family_module_is_in_the_catalogue() -> None:
 def test_every_family_gives_the_standard_tools_unless_it_says_otherwise() -> None:
     kubernetes = {"k8s-policy-repair", "k8s-policy-build"}
     planning = {"capacity-planning"}
-    services = {"lab-services"}
+    services = {"lab-services", "dhcp-relay"}
     tools = {name: f.tools for name, f in registry.families().items()}
     standard = set(tools) - kubernetes - planning - services
     assert all(tools[name] == STANDARD_TOOLS for name in standard)
