@@ -12,7 +12,7 @@ from __future__ import annotations
 import ipaddress
 
 from netdojo.clients.heuristic.actor import Actor
-from netdojo.clients.heuristic.fixes_services import DHCP_CONF, _file, _service
+from netdojo.clients.heuristic.fixes_services import DHCP_CONF, read_file, run_service
 from netdojo.clients.heuristic.model import Iface, Snapshot, Topology
 from netdojo.clients.session import ToolSession
 
@@ -103,13 +103,13 @@ def _lan(topo: Topology, host: str) -> tuple[Iface, str, Iface] | None:
 async def fix_relays(session: ToolSession, snap: Snapshot, actor: Actor) -> bool:
     """Repair every host's relay and the server's scopes; True when something changed."""
     topo = snap.topo
-    relays = {r: lines for r in topo.routers if (lines := await _file(session, r, RELAY_CONF))}
+    relays = {r: lines for r in topo.routers if (lines := await read_file(session, r, RELAY_CONF))}
     if not relays:
         return False
     servers = {
         r: lines
         for r in topo.routers
-        if r not in relays and (lines := await _file(session, r, DHCP_CONF))
+        if r not in relays and (lines := await read_file(session, r, DHCP_CONF))
     }
     loopbacks = {r: lo for r in servers if (lo := snap.loopback(r))}
     if len(loopbacks) != 1:
@@ -124,7 +124,7 @@ async def fix_relays(session: ToolSession, snap: Snapshot, actor: Actor) -> bool
         if gateway in relays:
             fixed = relay_lines(relays[gateway], str(local.ip), str(loopback.ip))
             if fixed != relays[gateway]:
-                await _service(actor, gateway, "dhcp-relay", fixed)
+                await run_service(actor, gateway, "dhcp-relay", fixed)
                 relays[gateway] = fixed
                 renew.append(host)
         widened = scope_added(scope, host, address, str(local.ip))
@@ -132,7 +132,7 @@ async def fix_relays(session: ToolSession, snap: Snapshot, actor: Actor) -> bool
             scope = widened
             renew.append(host)
     if scope != servers[server]:
-        await _service(actor, server, "dhcp-server", scope)
+        await run_service(actor, server, "dhcp-server", scope)
     for host in dict.fromkeys(renew):
-        await _service(actor, host, "dhcp-client", None)
+        await run_service(actor, host, "dhcp-client", None)
     return bool(renew)

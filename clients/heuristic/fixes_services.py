@@ -25,7 +25,8 @@ OPTIONS = (
 )  # fmt: skip
 
 
-async def _file(session: ToolSession, device: str, path: str) -> list[str] | None:
+async def read_file(session: ToolSession, device: str, path: str) -> list[str] | None:
+    """The lines of a dnsmasq file on ``device``, or None when it has none at ``path``."""
     text = (await show(session, device, f"cat {path}")).get("text", "")
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines if lines and all("=" in x or x in OPTIONS for x in lines) else None
@@ -39,7 +40,8 @@ def _spelt(line: str) -> str:
     return f"{near[0]}={value}" if near and value else line
 
 
-async def _service(actor: Actor, device: str, service: str, lines: list[str] | None) -> bool:
+async def run_service(actor: Actor, device: str, service: str, lines: list[str] | None) -> bool:
+    """Restart ``service`` on ``device``, with ``lines`` as its new file when given."""
     config = None if lines is None else "\n".join(lines) + "\n"
     why = f"{service} {'rewritten and ' if lines else ''}restarted"
     return await actor.service(device, service, config, why)
@@ -83,13 +85,13 @@ async def fix_services(session: ToolSession, snap: Snapshot, actor: Actor) -> bo
     }
     changed, dns = False, None
     for router in topo.routers:
-        zone = await _file(session, router, DNS_CONF)
+        zone = await read_file(session, router, DNS_CONF)
         if zone is None:
             continue
         dns = next((x.split("=", 1)[1] for x in zone if x.startswith("listen-address=")), None)
         fixed = _zone(zone, addresses)
         if fixed != zone:
-            changed |= await _service(actor, router, "dns-server", fixed)
+            changed |= await run_service(actor, router, "dns-server", fixed)
     for host in topo.hosts:
         (port,) = topo.ports[host][:1] or [None]
         if port is None or port.address is None:
@@ -99,12 +101,12 @@ async def fix_services(session: ToolSession, snap: Snapshot, actor: Actor) -> bo
         if not peers or peers[0].address is None:
             continue
         gateway = peers[0]
-        scope = await _file(session, gateway.device, DHCP_CONF)
+        scope = await read_file(session, gateway.device, DHCP_CONF)
         if scope is None:
             continue
         fixed = _scope(scope, port.address, str(gateway.address.ip), dns)
         if fixed != scope:
-            await _service(actor, gateway.device, "dhcp-server", fixed)
-            await _service(actor, host, "dhcp-client", None)
+            await run_service(actor, gateway.device, "dhcp-server", fixed)
+            await run_service(actor, host, "dhcp-client", None)
             changed = True
     return changed
