@@ -54,13 +54,19 @@ def public_view(
     )
 
 
+def instance_name(scenario: Scenario) -> str:
+    return f"{scenario.family} level {scenario.level} seed {scenario.seed}"
+
+
 class StagingError(NetdojoError):
     """The lab could not be brought to the task's starting state (not the agent's doing)."""
 
     def __init__(self, scenario: Scenario, stages: Stages) -> None:
         self.stages = stages
         failed = next((name for name, stage in stages.items() if not stage.ok), "?")
-        super().__init__(f"scenario {scenario.id}: staging failed at {failed!r}")
+        super().__init__(
+            f"scenario {scenario.id} ({instance_name(scenario)}): staging failed at {failed!r}"
+        )
 
 
 class Episode:
@@ -150,7 +156,3 @@ async def open_cold(opener: Opener, scenario: Scenario, limits: ToolLimits) -> T
     except Exception as exc:
         raise ResetFailed(f"{instance_name(scenario)} did not come up: {describe(exc)}") from exc
     return Taken(episode, warm=False, open_s=round(time.monotonic() - started, 2))
-
-
-def instance_name(scenario: Scenario) -> str:
-    return f"{scenario.family} level {scenario.level} seed {scenario.seed}"

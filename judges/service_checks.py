@@ -63,8 +63,12 @@ async def _dhcp_lease(ctx: CheckContext, test: DhcpLeaseTest) -> Observed:
         problems.append(f"gateway {router or 'none'}, not {params.router}")
     if params.dns is not None and params.dns not in dns.replace(" ", "").split(","):
         problems.append(f"resolver {dns or 'none'}, not {params.dns}")
+    server = lease.get("dhcp-server-identifier", "")
+    if params.servers is not None and server not in params.servers:
+        problems.append(f"served by {server or 'an unnamed server'}, not the lab's DHCP server")
     shown = (
         f"{test.device} leased {address} with gateway {router or 'none'}, resolver {dns or 'none'}"
+        f" from {server or 'an unnamed server'}"
     )
     return not problems, shown + (f" ({'; '.join(problems)})" if problems else "")
 

@@ -471,12 +471,19 @@ class DhcpLeaseParams(_Params):
     subnet: str = Field(description="the prefix the lease's address must lie in")
     router: str | None = Field(default=None, description="the gateway the lease must hand out")
     dns: str | None = Field(default=None, description="the resolver the lease must hand out")
+    servers: list[str] | None = Field(
+        default=None,
+        exclude_if=lambda servers: servers is None,
+        description="the server identifiers the lease may come from (a relayed lease names "
+        "the server's port the relay reached); None: any server",
+    )
     expect: bool = True
 
 
 class DhcpLeaseTest(HiddenTestBase):
     """``device`` (a DHCP client) obtains a lease now, in ``subnet``, with ``router`` and
-    ``dns`` as its options where given; the probe's lease configures nothing."""
+    ``dns`` as its options and from one of ``servers`` where given; the probe's lease
+    configures nothing."""
 
     kind: Literal["dhcp_lease"] = "dhcp_lease"
     params: DhcpLeaseParams

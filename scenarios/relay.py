@@ -72,6 +72,14 @@ def place_relays(network: Network) -> Relays:
     return Relays(server=server.name, address=server.loopback, relays=relays)
 
 
+def server_identifiers(network: Network, relays: Relays) -> list[str]:
+    """The addresses a lease from the lab's server may name as its server: dnsmasq names the
+    port a relayed request arrived on, any of the server router's, or its loopback."""
+    router = network.node(relays.server)
+    ports = [iface.address.split("/")[0] for iface in router.ifaces]
+    return sorted({*ports, relays.address})
+
+
 @dataclass(frozen=True)
 class RelayedScope:
     """One host LAN's scope on the server: a fault drops it."""

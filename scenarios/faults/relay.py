@@ -17,13 +17,23 @@ from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.hidden_tests import DhcpLeaseTest
 from netdojo.scenarios.model import Fault
 from netdojo.scenarios.registry import fault
-from netdojo.scenarios.relay import place_relays, relay_conf, relayed_scopes, server_conf
+from netdojo.scenarios.relay import (
+    place_relays,
+    relay_conf,
+    relayed_scopes,
+    server_conf,
+    server_identifiers,
+)
 
 
 def relayed_lease_test(ctx: FaultContext, tag: str, host: str, expect: bool = True
                        ) -> DhcpLeaseTest:  # fmt: skip
-    """``host`` obtains (or, not ``expect``, obtains no) its lease through its relay."""
-    return lease_test(ctx, tag, host, dns=place_relays(ctx.network).address, expect=expect)
+    """``host`` obtains (or, not ``expect``, obtains no) its lease through its relay, from the
+    lab's server: a server the agent starts elsewhere, on the gateway say, serves no lease the
+    test takes."""
+    relays = place_relays(ctx.network)
+    servers = server_identifiers(ctx.network, relays)
+    return lease_test(ctx, tag, host, dns=relays.address, servers=servers, expect=expect)
 
 
 def _plan(

@@ -7,9 +7,10 @@ import pytest
 from netdojo.clients.session import ToolSession
 from netdojo.judges.runner import run_episode
 from netdojo.reports.records import Budgets
-from netdojo.scenarios.generate import generate
+from netdojo.scenarios.generate import generate, plan_instance
 from netdojo.scenarios.hidden_tests import PingTest
 from netdojo.scenarios.model import Scenario
+from netdojo.scenarios.relay import RELAY_TAIL, place_relays, relayed_scopes, scope_lines
 from netdojo.tools.contract import AgentReport, EpisodeView
 
 from .arena import in_process
@@ -70,3 +71,34 @@ async def test_a_device_whose_state_cannot_be_read_is_a_judge_error() -> None:
     record = await _run(scenario, agent)
     assert record.outcome == "judge_error" and record.verdict is None
     assert record.error is not None and host in record.error and "nft" in record.error
+
+
+async def test_a_lease_served_beside_the_relay_is_not_the_lab_servers() -> None:
+    """The gateway answers its LAN itself, from its relay's file, instead of relaying: the host
+    gets the planned address, gateway and resolver, but not from the lab's server."""
+    scenario = generate("dhcp-relay", 1, 2)
+    (fault,) = scenario.hidden.faults
+    host = str(fault.params["host"])
+    network, _ = plan_instance("dhcp-relay", 1, 2)
+    relays = place_relays(network)
+    gateway, _ = relays.relays[host]
+    (scope,) = [s for s in relayed_scopes(network, relays) if s.tag == host]
+    served = "\n".join(
+        ["port=0", *scope_lines(scope), f"dhcp-option=option:dns-server,{relays.address}",
+         *RELAY_TAIL, ""]
+    )  # fmt: skip
+
+    async def policy(session: ToolSession, task: object) -> str:
+        await session.call(
+            "service", {"device": gateway, "service": "dhcp-relay", "config": served}
+        )
+        await session.call("service", {"device": host, "service": "dhcp-client"})
+        return "the gateway serves its LAN"
+
+    record = await _run(scenario, in_process(policy))
+    verdict = record.verdict
+    assert record.outcome == "unsolved", record.model_dump_json(indent=1)
+    assert verdict is not None and verdict.tests is not None
+    (lease,) = [r for r in verdict.tests.targets if r.id.endswith(f":lease:{host}")]
+    assert not lease.passed and "not the lab's DHCP server" in lease.evidence, lease
+    assert f"{host} leased {scope.address}" in lease.evidence, lease

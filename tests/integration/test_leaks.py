@@ -4,7 +4,7 @@ A rotating third of the families is staged as for an episode, with a seed drawn 
 everything the read allowlist admits is read on every router, on every host a fault is on and
 on a sample of the other hosts and pods, with the topology the agent is handed. No text may
 hold the scenario id or the seed, and no line of the reference solution may be shown on a
-device unless its running configuration already shows it.
+device unless its running configuration or service files already show it.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import pytest
 from netdojo.judges.episode import Episode, open_episode
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
+from netdojo.scenarios.services import SERVER_CONF
 
 from .rotation import rotating_families
 
@@ -36,6 +37,7 @@ READS = (
     "iptables -S",
     "iptables -t nat -S",
     "nft list ruleset",
+    *(f"cat {path}" for path in SERVER_CONF.values()),
 )
 FRR_READS = (
     "show running-config",
@@ -77,6 +79,15 @@ async def _texts(episode: Episode) -> dict[str, list[str]]:
     return texts
 
 
+async def _running_state(episode: Episode, router: str) -> str:
+    """What ``router`` runs now, as the judge reads it: FRR's running configuration and its
+    service files."""
+    files = ["cat", *SERVER_CONF.values()]
+    config = await episode.lab.vtysh(router, "show running-config")
+    served = await episode.lab.exec(router, files)
+    return config.stdout + served.stdout
+
+
 def _leaks(scenario: Scenario, texts: dict[str, list[str]], running: dict[str, str]) -> list[str]:
     found = []
     for device, outputs in texts.items():
@@ -86,11 +97,15 @@ def _leaks(scenario: Scenario, texts: dict[str, list[str]], running: dict[str, s
             if f"{scenario.seed}" in text:
                 found.append(f"{device}: the seed")
     for call in scenario.hidden.solution:
-        if call.tool != "configure":
+        if call.tool == "configure":
+            lines = call.arguments["lines"]
+        elif call.tool == "service" and "config" in call.arguments:
+            lines = str(call.arguments["config"]).splitlines()
+        else:
             continue
         device = call.arguments["device"]
         shown = {line.strip() for line in running.get(device, "").splitlines()}
-        for line in call.arguments["lines"]:
+        for line in lines:
             line = line.strip()
             if line in shown or len(line) < 4:
                 continue
@@ -114,7 +129,7 @@ async def test_no_read_names_the_instance_or_shows_its_answer() -> None:
                 topology = (await episode.tools.topology()).model_dump_json()
                 texts.setdefault("topology", []).append(topology)
                 running = {
-                    spec.name: (await episode.lab.vtysh(spec.name, "show running-config")).stdout
+                    spec.name: await _running_state(episode, spec.name)
                     for spec in scenario.hidden.lab.devices
                     if spec.role == "router"
                 }

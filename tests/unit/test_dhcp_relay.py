@@ -77,6 +77,23 @@ def test_one_router_serves_every_lan_and_each_gateway_relays_to_its_loopback(lev
             assert f"dhcp-range=set:{host},{address},{address},255.255.255.0,10m" in text
 
 
+def test_a_relayed_lease_is_taken_only_from_the_lab_servers_addresses() -> None:
+    for seed in range(1, 13):
+        network, _ = plan_instance(NAME, 1, seed)
+        relays = place_relays(network)
+        server = network.node(relays.server)
+        expected = {relays.address} | {i.address.split("/")[0] for i in server.ifaces}
+        gateways = {network.router_of(h) for h in network.lans}
+        foreign = {i.address.split("/")[0] for g in gateways for i in network.node(g).ifaces}
+        scenario = generate(NAME, 1, seed)
+        for test in scenario.hidden.targets + [
+            p for f in scenario.hidden.faults for p in f.present
+        ]:
+            if test.kind == "dhcp_lease":
+                assert set(test.params.servers or ()) == expected, test
+                assert not foreign & expected
+
+
 def test_a_fault_rewrites_a_relay_or_the_server_and_the_fix_restores_it() -> None:
     seen = set()
     for level in (1, 2):
