@@ -171,10 +171,13 @@ def absent_line_test(tag: str, device: str, line: str, description: str) -> Conf
     )
 
 
-def transit_end(ctx: FaultContext, cut: bool = False) -> tuple[str, str, Iface] | None:
+def transit_end(
+    ctx: FaultContext, cut: bool = False, removes: bool = False
+) -> tuple[str, str, Iface] | None:
     """A router-to-router link end not yet faulted: (router, peer, router's interface). With
     ``cut`` (the fault takes the link out of forwarding), never a link a route of another
-    fault points over (see `keep_up`)."""
+    fault points over (see `keep_up`); with ``removes`` (the fault removes the link's BGP
+    neighbour), never a link whose session another fault's lines name (see `keep_named`)."""
     links = list(ctx.transit_links)
     ctx.rng.shuffle(links)
     for a, b in links:
@@ -182,7 +185,11 @@ def transit_end(ctx: FaultContext, cut: bool = False) -> tuple[str, str, Iface] 
             a, b = b, a
         iface = ctx.network.node(a).iface_to(b)
         keys = [f"link:{a}:{b}", f"link:{b}:{a}", f"if:{a}:{iface.name}"]
-        if ctx.take(*keys, *(_link_key("up", a, b), _link_key("cut", a, b)) if cut else ()):
+        if cut:
+            keys += [_link_key("up", a, b), _link_key("cut", a, b)]
+        if removes:
+            keys += [_link_key("named", a, b), _link_key("removed", a, b)]
+        if ctx.take(*keys):
             return a, b, iface
     return None
 
@@ -198,6 +205,16 @@ def keep_up(ctx: FaultContext, a: str, b: str) -> bool:
     if _link_key("cut", a, b) in ctx.used:
         return False
     ctx.used.add(_link_key("up", a, b))
+    return True
+
+
+def keep_named(ctx: FaultContext, a: str, b: str) -> bool:
+    """Whether a fault's lines may name the a-b link's BGP session (a route-map on it): no
+    fault has removed its neighbour, and none may from now on, or FRR would refuse the lines.
+    Any number of faults may name one session."""
+    if _link_key("removed", a, b) in ctx.used:
+        return False
+    ctx.used.add(_link_key("named", a, b))
     return True
 
 
@@ -277,9 +294,10 @@ def lan_port(ctx: FaultContext) -> tuple[str, str, Iface] | None:
     return None
 
 
-def bgp_end(ctx: FaultContext) -> tuple[str, str, str, int, int] | None:
-    """One end of an eBGP session: (router, peer, peer address, own AS, peer AS)."""
-    if not (picked := transit_end(ctx)):
+def bgp_end(ctx: FaultContext, removes: bool = False) -> tuple[str, str, str, int, int] | None:
+    """One end of an eBGP session: (router, peer, peer address, own AS, peer AS); ``removes``
+    as in `transit_end`."""
+    if not (picked := transit_end(ctx, removes=removes)):
         return None
     a, b, _ = picked
     own, peer = ctx.network.node(a), ctx.network.node(b)

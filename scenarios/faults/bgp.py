@@ -21,10 +21,11 @@ from netdojo.scenarios.registry import fault
 
 
 def _session_down(
-    ctx: FaultContext, tag: str, inject: list[str], fix: list[str]
+    ctx: FaultContext, tag: str, inject: list[str], fix: list[str], removes: bool = False
 ) -> FaultPlan | None:
-    """A fault that keeps one eBGP session down; lines are run under ``router bgp``."""
-    if not (picked := bgp_end(ctx)):
+    """A fault that keeps one eBGP session down; lines are run under ``router bgp``;
+    ``removes``: they remove the neighbour."""
+    if not (picked := bgp_end(ctx, removes)):
         return None
     a, b, address, own, peer_as = picked
     values = {"peer": address, "peer_as": peer_as, "key": f"pw{ctx.rng.randint(100, 999)}"}
@@ -50,6 +51,7 @@ def missing_neighbor(ctx: FaultContext, tag: str) -> FaultPlan | None:
         tag,
         ["no neighbor {peer}"],
         ["neighbor {peer} remote-as {peer_as}", "neighbor {peer} timers connect 1"],
+        removes=True,
     )
 
 

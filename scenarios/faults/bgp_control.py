@@ -22,6 +22,7 @@ from netdojo.scenarios.faults.base import (
     FaultPlan,
     absent_line_test,
     bgp_end,
+    keep_named,
     route_test,
     session_test,
 )
@@ -107,9 +108,12 @@ def _steering_plan(
     setting: str,
     choice: ExitChoice,
     impact: Impact,
-) -> FaultPlan:
+) -> FaultPlan | None:
     """A route-map that applies ``setting`` to the chosen LAN, attached on ``device`` to its
-    session with ``neighbour`` (``in`` at the source, ``out`` elsewhere)."""
+    session with ``neighbour`` (``in`` at the source, ``out`` elsewhere); None if another fault
+    removed that neighbour."""
+    if not keep_named(ctx, device, neighbour):
+        return None
     source, prefix = choice.source, choice.prefix
     via = address_towards(ctx.network, source, choice.intended)
     peer = address_towards(ctx.network, device, neighbour)

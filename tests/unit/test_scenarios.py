@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Iterable
 
 import pytest
 from typer.testing import CliRunner
@@ -281,3 +282,37 @@ def test_no_fault_cuts_a_link_another_faults_route_points_over(family: str) -> N
             both += bool(routed and cut)
             assert not routed & cut, (level, seed, [(f.type, f.device, f.params) for f in faults])
     assert both >= 3  # instances with both kinds, so the rule was put to the test
+
+
+def _removed_then_named(scenario: Scenario) -> list[str]:
+    """Lines of a fault's injection that name a BGP neighbour an earlier injection on the same
+    router removed: FRR refuses them, and the instance fails to stage."""
+    removed: dict[str, set[str]] = {}
+    found = []
+    for fault in scenario.hidden.faults:
+        for call in fault.inject:
+            if call.tool != "configure":
+                continue
+            gone = removed.setdefault(call.arguments["device"], set())
+            for line in call.arguments["lines"]:
+                words = line.split()
+                if len(words) > 1 and words[0] == "neighbor" and words[1] in gone:
+                    found.append(f"{fault.type}: {line}")
+                if words[:2] == ["no", "neighbor"] and len(words) == 3:
+                    gone.add(words[2])
+    return found
+
+
+@pytest.mark.parametrize(
+    ("family", "seeds"),
+    [("bgp-control", [1688028791, 1380254189, *range(1, 21)]), ("bgp-peering", range(1, 21))],
+)
+def test_no_fault_names_a_bgp_session_another_fault_removed(
+    family: str, seeds: Iterable[int]
+) -> None:
+    """A route-map attached to a session whose neighbour another fault removed is refused by
+    FRR (the first two seeds drew exactly that before the steering faults held their session)."""
+    for seed in seeds:
+        for level in LEVELS:
+            scenario = generate(family, level, seed)
+            assert not _removed_then_named(scenario), (level, seed)
