@@ -1,37 +1,22 @@
-"""The whole test suite as three pytest runs side by side: the unit tests, which need no lab
-and keep one core busy, and the live tests in two halves, whose labs mostly wait on protocol
-timers and share the Docker engine. The family-wide live checks (the audit, the cheater, the
-leak check, the heuristic agent's and the Kubernetes families' episodes) make one half, every
-other live test the other; each half's leftover check counts only its own labs.
+"""The whole test suite as two pytest runs side by side: the unit tests, which need no lab and
+keep one core busy, and the live tests, whose labs share the Docker engine and run one after
+another. On two cores this takes about as long as the live tests alone.
 
-The first live half prints as it goes; the other runs' output follows it. Any run failing
-fails the suite, and so does a run that collects no test (pytest's exit code 5).
+The live run prints as it goes; the unit run's output follows it. Either run failing fails the
+suite, and so does a run that collects no test (pytest's exit code 5).
 
-    python -m tests.suite [pytest arguments for every run]
+    python -m tests.suite [pytest arguments for both runs]
 """
 
 from __future__ import annotations
 
-import contextlib
 import subprocess
 import sys
 import tempfile
 
 NO_TESTS = 5
-FAMILY_WIDE = [
-    "tests/integration/test_audit.py",
-    "tests/integration/test_cheater.py",
-    "tests/integration/test_leaks.py",
-    "tests/integration/test_heuristic.py",
-    "tests/integration/test_k8s_families.py",
-]
-Run = tuple[str, list[str]]
-RUNS: list[Run] = [
-    ("live", ["tests", "--ignore=tests/unit", *(f"--ignore={path}" for path in FAMILY_WIDE),
-              "-o", "cache_dir=.pytest_cache/live"]),
-    ("family-wide live", [*FAMILY_WIDE, "-o", "cache_dir=.pytest_cache/family"]),
-    ("unit", ["tests/unit", "-o", "cache_dir=.pytest_cache/unit"]),
-]  # fmt: skip
+UNIT = ["tests/unit", "-o", "cache_dir=.pytest_cache/unit"]
+LIVE = ["tests", "--ignore=tests/unit"]
 
 
 def _verdict(name: str, code: int) -> int:
@@ -42,29 +27,23 @@ def _verdict(name: str, code: int) -> int:
     return code
 
 
-def main(extra: list[str], runs: list[Run] = RUNS) -> int:
-    """Run ``runs`` at once, the first printing as it goes; the first failing run's code."""
+def main(extra: list[str], unit_args: list[str] = UNIT, live_args: list[str] = LIVE) -> int:
     pytest = [sys.executable, "-m", "pytest", *extra]
-    (_, first), others = runs[0], runs[1:]
-    with contextlib.ExitStack() as stack:
-        logs = [stack.enter_context(tempfile.TemporaryFile("w+")) for _ in others]
-        started = [
-            subprocess.Popen([*pytest, *args], stdout=log, stderr=subprocess.STDOUT, text=True)
-            for (_, args), log in zip(others, logs, strict=True)
-        ]
+    with tempfile.TemporaryFile("w+") as unit_log:
+        unit = subprocess.Popen(
+            [*pytest, *unit_args], stdout=unit_log, stderr=subprocess.STDOUT, text=True
+        )
         try:
-            codes = [subprocess.call([*pytest, *first])]
-            codes += [process.wait() for process in started]
+            live_code = subprocess.call([*pytest, *live_args])
         except BaseException:
-            for process in started:
-                process.terminate()
-                process.wait()
+            unit.terminate()
+            unit.wait()
             raise
-        for (name, _), log in zip(others, logs, strict=True):
-            log.seek(0)
-            print(f"\n{f' {name} tests ':=^100}\n{log.read()}", flush=True)
-    verdicts = [_verdict(name, code) for (name, _), code in zip(runs, codes, strict=True)]
-    return next((code for code in verdicts if code), 0)
+        unit_code = unit.wait()
+        unit_log.seek(0)
+        print(f"\n{' unit tests ':=^100}\n{unit_log.read()}", flush=True)
+    codes = [_verdict("live", live_code), _verdict("unit", unit_code)]
+    return next((code for code in codes if code), 0)
 
 
 if __name__ == "__main__":
