@@ -98,7 +98,7 @@ async def run_episode(
             scenario, episode_id, ToolLimits(max_calls=budgets.max_tool_calls), task
         )
     except StagingError as exc:
-        faulted = "fault_active" in exc.stages or "unsolved" in exc.stages
+        faulted = any(stage in exc.stages for stage in ("settle", "fault_active", "unsolved"))
         record.outcome = "environment_invalid" if faulted else "infra_error"
         record.error = str(exc)
         return record

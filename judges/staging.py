@@ -138,6 +138,11 @@ async def stage_scenario(
     """Stage ``lab`` for ``scenario``, recording each stage in ``stages``; the snapshots of the
     plan and of the starting state when staged, else None.
 
+    After the injection the guards must hold again before any fault is probed: an injection
+    can restart an adjacency (an MTU change does), and a probe sent while routing reconverges
+    takes another way, where it can teach the sender something that hides the fault for good
+    (a smaller path MTU, which a host keeps for ten minutes).
+
     Reachability tests are witnessed at their destination only when ``witnessed``: staging runs
     before any agent can touch the lab, so nothing can fake a probe yet, and the audit (which
     witnesses) has shown that the plan's owners answer. The judge always witnesses.
@@ -167,6 +172,10 @@ async def stage_scenario(
     planned = await snapshot_lab(lab)
     injections = [call for fault in hidden.faults for call in fault.inject]
     if not await _run(stages, "inject", apply_all(lab, injections)):
+        return None
+    if not await _run(
+        stages, "settle", poll(lab, hidden.guards, all_pass, FAULT_DEADLINE_S, owners)
+    ):
         return None
     active = fault_active(len(present), len(symptoms), len(hidden.guards))
     tests = present + symptoms + hidden.guards + others

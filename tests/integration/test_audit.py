@@ -50,7 +50,9 @@ def test_audit_samples_every_family_and_level() -> None:
     failed = [r for r in records if not r["ok"]]
     assert not failed, json.dumps(failed, indent=1)[:4000]
     assert len(records) == expected
-    reactive = ["deploy", "baseline", "inject", "fault_active", "solve", "fixed", "integrity"]
+    reactive = [
+        "deploy", "baseline", "inject", "settle", "fault_active", "solve", "fixed", "integrity",
+    ]  # fmt: skip
     constructive = ["deploy", "baseline", "unsolved", "solve", "fixed", "integrity"]
     healthy = ["deploy", "baseline", "solve", "fixed", "integrity"]  # nothing to inject
     for record in records:
