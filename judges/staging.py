@@ -29,6 +29,10 @@ FAULT_DEADLINE_S = 60.0
 once its 15 s timeout has run out and the ring has counted to infinity, 12-30 s on a loaded
 machine. Staging moves on as soon as the fault shows."""
 POLL_S = 0.5
+SETTLED_ROUNDS = 2
+"""Rounds in a row the guards pass after an injection before the faults are probed: a daemon
+can take a moment to act on the last injected change (ospfd resets an adjacency on an MTU
+change), which one round run at once would miss."""
 
 
 class StageResult(BaseModel):
@@ -57,13 +61,17 @@ async def poll(
     holds: Condition,
     deadline: float,
     owners: Owners | None,
+    rounds: int = 1,
 ) -> StageResult:
-    """Run ``tests`` until ``holds`` is true of their results, or ``deadline`` seconds pass."""
+    """Run ``tests`` until ``holds`` is true of their results in ``rounds`` rounds in a row,
+    or ``deadline`` seconds pass."""
     started = time.monotonic()
     results: list[HiddenTestResult] = []
+    held = 0
     while True:
         results = await run_tests(lab, tests, owners)
-        if holds(results):
+        held = held + 1 if holds(results) else 0
+        if held >= rounds:
             return StageResult(
                 ok=True,
                 seconds=round(time.monotonic() - started, 2),
@@ -173,9 +181,8 @@ async def stage_scenario(
     injections = [call for fault in hidden.faults for call in fault.inject]
     if not await _run(stages, "inject", apply_all(lab, injections)):
         return None
-    if not await _run(
-        stages, "settle", poll(lab, hidden.guards, all_pass, FAULT_DEADLINE_S, owners)
-    ):
+    settled = poll(lab, hidden.guards, all_pass, FAULT_DEADLINE_S, owners, rounds=SETTLED_ROUNDS)
+    if not await _run(stages, "settle", settled):
         return None
     active = fault_active(len(present), len(symptoms), len(hidden.guards))
     tests = present + symptoms + hidden.guards + others
