@@ -53,6 +53,10 @@ class Impact(BaseModel):
         default_factory=dict
     )  # (sender, receiver, host) -> ASes (BGP) or hops (RIP offsets) added to the advertisement
     overloaded: set[str] = Field(default_factory=set)  # routers others do not route through
+    unresolved: set[frozenset[str]] = Field(
+        default_factory=set
+    )  # links routing still crosses whose next hops do not resolve (IS-IS over a readdressed
+    # port): each end forwards over its other best next hops, or drops
 
     def merge(self, other: Impact) -> Impact:
         merged = self.model_copy(deep=True)
@@ -65,6 +69,7 @@ class Impact(BaseModel):
         merged.no_next_hop_self |= other.no_next_hop_self
         merged.idle_links |= other.idle_links
         merged.overloaded |= other.overloaded
+        merged.unresolved |= other.unresolved
         merged.prepends.update(other.prepends)
         for router, hosts in other.drops.items():
             merged.drops.setdefault(router, set()).update(hosts)
@@ -243,7 +248,8 @@ class Forwarding:
                 return {n for n, cost in ways.items() if cost == best}
             if router not in distance:
                 return set()
-            return {n for n, cost in ways.items() if cost == distance[router]}
+            best = {n for n, cost in ways.items() if cost == distance[router]}
+            return {n for n in best if frozenset((router, n)) not in impact.unresolved}
 
         return hops
 

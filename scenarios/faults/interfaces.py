@@ -84,6 +84,7 @@ def wrong_address(ctx: FaultContext, tag: str) -> FaultPlan | None:
     wrong = f"{octets[0]}.{octets[1]}.254.{int(octets[3]) % 4 + 4 * ctx.rng.randint(1, 60)}/30"
     impact, healthy = link_down(ctx, a, b, tag)
     if ctx.routing == "isis":
+        impact = Impact(unresolved={frozenset((a, b))})
         healthy += [_via_link(ctx, a, b, tag), _via_link(ctx, b, a, tag)]
     return _readdress_port(tag, a, iface, wrong, impact, healthy)
 
@@ -91,7 +92,9 @@ def wrong_address(ctx: FaultContext, tag: str) -> FaultPlan | None:
 def _via_link(ctx: FaultContext, a: str, b: str, tag: str) -> RouteTest:
     """``a`` reaches ``b``'s loopback straight over their link. IS-IS checks no subnet in its
     point-to-point hellos, so a readdressed end keeps its adjacency Up while its routes over
-    the link point at an address no longer on the link; only these routes show it repaired."""
+    the link point at an address no longer on the link; only these routes show it repaired.
+    Routing still crosses the link, so no flow goes round it: each end forwards over its other
+    best next hops, or drops (`Impact.unresolved`)."""
     loopback = ctx.network.node(b).loopback
     assert loopback is not None
     via = ctx.network.node(b).iface_to(a).address.split("/")[0]
