@@ -60,8 +60,8 @@ def test_audit_samples_every_family_and_level() -> None:
             expected = healthy
         elif registry.family(record["family"]).kind == "constructive":
             expected = constructive
-        elif record["cascade"]:  # the masking fault repaired alone first, the masked one seen
-            expected = [*reactive[:4], "unmask", "unmasked", *reactive[4:]]
+        elif record["cascade"]:  # once the fault is seen, the masking fault repaired alone first
+            expected = [*reactive[:5], "unmask", "unmasked", *reactive[5:]]
         else:
             expected = reactive
         assert list(record["stages"]) == expected
