@@ -66,17 +66,21 @@ class Progress:
 
 
 async def heartbeat(
-    progress: Progress, beat: Callable[[], Awaitable[None]], every_s: float = HEARTBEAT_S
+    progress: Progress,
+    beat: Callable[[], Awaitable[None]],
+    every_s: float = HEARTBEAT_S,
+    sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
 ) -> None:
     """Call ``beat`` whenever ``every_s`` passed since ``progress`` last sent anything; runs
-    until cancelled."""
+    until cancelled. ``sleep`` waits in the time of ``progress``'s clock (a test that steps
+    that clock passes a sleep it wakes itself)."""
     while True:
         quiet = progress.clock() - progress.last_sent
         if quiet >= every_s:
             await beat()
             progress.sent()
             quiet = 0.0
-        await anyio.sleep(every_s - quiet)
+        await sleep(every_s - quiet)
 
 
 async def beating(

@@ -4,7 +4,6 @@ agent and the green agent, and serves a purple agent the green agent plays an ep
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import asynccontextmanager
@@ -25,7 +24,7 @@ from netdojo.scenarios.generate import generate
 from netdojo.servers import green
 from netdojo.servers.a2a_app import JSONRPC_PATH
 from netdojo.servers.apps import green_app
-from netdojo.servers.progress import HEARTBEAT_S, Progress, beating, heartbeat
+from netdojo.servers.progress import Progress, beating, heartbeat
 from netdojo.servers.purple_link import Participant, PurpleAgent, read_card
 from netdojo.servers.serving import free_port, serve_uvicorn
 from netdojo.tools.contract import HANDOFF_KEY, EpisodeView
@@ -241,7 +240,7 @@ async def test_a_0_3_client_hears_progress_while_episodes_run(
     async with peers.agent("--reply", "task") as purple, _served(_green) as url:
         request = json.dumps({"participants": {"agent": purple}, "config": config})
         code, events = await peers.client("send", url, "--text", request, "--streaming")
-    assert code == 0, events[-1]
+    assert code == 0, events[-1]  # a read left waiting 5 s would have failed the client
     updates = [e for e in events if e["event"] == "status-update"]
     lines = [_text(e["body"]["status"].get("message", {}).get("parts", [])) for e in updates]
     assert lines[0].startswith("assessing agent at") and lines[0].endswith("(A2A 0.3)")
@@ -253,15 +252,39 @@ async def test_a_0_3_client_hears_progress_while_episodes_run(
         for e in updates
         if "progress" in e["body"].get("metadata", {})
     ]
-    assert len(beats) >= 2 and beats[-1]["total"] == 2
-    assert any(b["running"] == 1 for b in beats) and "elapsed" in lines[1]
-    gaps = [later["at"] - earlier["at"] for earlier, later in itertools.pairwise(events)]
-    assert max(gaps) < HEARTBEAT_S + 1.5, gaps
+    # The heartbeat's first wait (2 s) ends before the first episode's 6 s: it beat in them.
+    assert beats and all(b["total"] == 2 for b in beats)
+    assert beats[0]["running"] == 1 and "elapsed" in lines[1]
     artifacts = [e["body"]["artifact"] for e in events if e["event"] == "artifact-update"]
     assert [a["name"] for a in artifacts] == ["results", "trajectories"]
     results = artifacts[0]["parts"][0]["data"]
     assert [e["outcome"] for e in results["episodes"]] == ["unsolved", "unsolved"]
     assert updates[-1]["body"]["status"]["state"] == "completed" and updates[-1]["body"]["final"]
+
+
+class SteppedTime:
+    """A clock that moves only when the test steps it, and a sleep that hands each wait to the
+    test and returns when the test wakes it: what the heartbeat does depends on no scheduling."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+        self._asked, self._asks = anyio.create_memory_object_stream[float]()
+        self._wakes, self._woken = anyio.create_memory_object_stream[None]()
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        await self._asked.send(seconds)
+        await self._woken.receive()
+
+    async def next_wait(self) -> float:
+        """The seconds the sleeper asks for next, once it is asleep."""
+        return await self._asks.receive()
+
+    async def wake(self, after: float) -> None:
+        self.now += after
+        await self._wakes.send(None)
 
 
 async def test_progress_counts_episodes_and_beats_only_in_silence() -> None:
@@ -276,22 +299,27 @@ async def test_progress_counts_episodes_and_beats_only_in_silence() -> None:
         "progress": {"running": 1, "done": 1, "total": 3, "elapsed_s": 65.4}
     }
 
-    live = Progress(1)
+    stepped = SteppedTime(200.0)
+    live = Progress(1, clock=stepped.clock)
     beats: list[float] = []
 
     async def beat() -> None:
-        beats.append(anyio.current_time())
+        beats.append(stepped.clock())
 
     async with anyio.create_task_group() as group:
-        group.start_soon(heartbeat, live, beat, 0.4)
-        await anyio.sleep(1.0)
+        group.start_soon(heartbeat, live, beat, 2.0, stepped.sleep)
+        assert await stepped.next_wait() == 2.0 and beats == []
+        await stepped.wake(after=2.0)
+        assert await stepped.next_wait() == 2.0 and beats == [202.0]
+        stepped.now += 1.5
         live.sent()  # something else went out: the next beat waits a full period from here
-        sent = anyio.current_time()
-        await anyio.sleep(0.3)
-        assert len(beats) == 2
-        await anyio.sleep(0.4)
+        await stepped.wake(after=0.5)
+        assert await stepped.next_wait() == 1.5 and beats == [202.0], "no beat 0.5 s after a send"
+        await stepped.wake(after=1.5)
+        assert await stepped.next_wait() == 2.0 and beats == [202.0, 205.5]
+        await stepped.wake(after=3.0)  # a wake that comes late beats once and waits a full period
+        assert await stepped.next_wait() == 2.0 and beats == [202.0, 205.5, 208.5]
         group.cancel_scope.cancel()
-    assert len(beats) == 3 and beats[2] - sent >= 0.39
 
 
 async def test_work_done_while_beating_returns_its_result_and_raises_its_own_error() -> None:
