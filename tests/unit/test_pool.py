@@ -5,8 +5,6 @@ everything it holds when it closes."""
 
 from __future__ import annotations
 
-import time
-
 import anyio
 import gymnasium
 import pytest
@@ -218,7 +216,7 @@ def _warm_gym_seeds() -> tuple[list[bool], list[int]]:
     env.environment = NetworkEnvironment(env.environment.budgets, warm=1, opener=openings)
     warm = [env.reset(seed=3)[1]["warm"]]
     for _ in range(3):
-        time.sleep(0.2)
+        env._blocking.run(anyio.wait_all_tasks_blocked)  # the pool opened what it will
         warm.append(env.reset()[1]["warm"])
     env.close()
     assert all(e.closed == 1 for e in openings.opened)
