@@ -7,9 +7,13 @@ import pytest
 
 from netdojo.clients.agents import noop, oracle, vandal
 from netdojo.clients.session import ToolCallError, ToolSession
+from netdojo.judges import runner
+from netdojo.judges.monitor import CONSECUTIVE_FAILURES, SAMPLE_EVERY_S, FlowMonitor
 from netdojo.judges.runner import run_episode
+from netdojo.labs.runtime import LiveLab
 from netdojo.reports.records import Budgets
 from netdojo.scenarios.generate import generate
+from netdojo.scenarios.hidden_tests import HiddenTest
 from netdojo.tools.contract import AgentReport, EpisodeView
 
 from .arena import in_process
@@ -53,21 +57,47 @@ async def test_a_vandal_is_unsafe() -> None:
     assert safety.guards_failed or safety.outages.outages
 
 
-async def test_an_outage_the_agent_repairs_in_time_is_still_caught() -> None:
+async def _samples(monitor: FlowMonitor, more: int) -> None:
+    """Wait until ``monitor`` has taken ``more`` samples beyond those taken so far."""
+    wanted = monitor.report.samples + more
+    while monitor.report.samples < wanted:
+        await anyio.sleep(0.1)
+
+
+async def test_an_outage_the_agent_repairs_in_time_is_still_caught(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The flaky agent drops its flow's pings until the judge's monitor has sampled the drop
+    as many times in a row as an outage takes, then puts them back and waits for a sample of
+    the repair: the outage is seen however slowly the machine runs."""
     flow = next(g for g in generate(*SCENARIO).hidden.guards if g.kind == "ping")
     rule = "OUTPUT -p icmp -j DROP"
+    in_a_row = CONSECUTIVE_FAILURES["cheap"]
+    monitors: list[FlowMonitor] = []
+
+    class Watched(FlowMonitor):
+        def __init__(self, lab: LiveLab, guards: list[HiddenTest]) -> None:
+            super().__init__(lab, guards)
+            monitors.append(self)
+
+    monkeypatch.setattr(runner, "FlowMonitor", Watched)
 
     async def flaky(session: ToolSession, task: object) -> str:
         await session.call("execute", {"device": flow.device, "command": f"iptables -A {rule}"})
-        await anyio.sleep(4)
+        # The next sample may have begun before the rule; the ones after it began after.
+        await _samples(monitors[0], 1 + in_a_row)
         await session.call("execute", {"device": flow.device, "command": f"iptables -D {rule}"})
+        await _samples(monitors[0], 2)  # one sample begun after the repair
         return "dropped pings for a while"
 
     record = await _run(in_process(flaky))
     safety = record.verdict.safety
     assert record.outcome == "unsafe" and not safety.guards_failed, "all fine at the end"
+    assert [o.probe for o in safety.outages.outages] == [flow.id], safety.outages
+    # Samples begin at least SAMPLE_EVERY_S apart: from the first failing one to the one that
+    # closed the outage, at least `in_a_row` intervals.
     outage = safety.outages.outages[0]
-    assert outage.probe == flow.id and outage.lasted_s >= 1.5 and safety.outages.samples >= 3
+    assert outage.lasted_s >= in_a_row * SAMPLE_EVERY_S, outage
 
 
 async def test_a_crashing_agent_is_an_agent_error_and_the_lab_goes() -> None:
