@@ -102,7 +102,7 @@ async def _run(tools: LabTools, arguments: ServiceArguments) -> ServiceResult:
         tools.known_device(arguments.device)
         return await act(tools.lab, arguments)
 
-    return await tools.recorded(SERVICE, arguments, run)
+    return await tools.recorded(SERVICE, arguments, run, lambda result: result.ok)
 
 
 SERVICE = ToolSpec(

@@ -4,17 +4,23 @@ lab gets them, faults that change one line, and the lease and lookup reads."""
 from __future__ import annotations
 
 import ipaddress
+from typing import cast
 
 import pytest
 
 from netdojo.clients.heuristic import fixes_services
 from netdojo.judges.service_checks import parse_lease
+from netdojo.labs.runtime import ExecResult, LiveLab
 from netdojo.scenarios.generate import generate
 from netdojo.scenarios.registry import LEVELS, family
 from netdojo.scenarios.services import DHCP_CONF, DNS_CONF, ZONE
+from netdojo.tools.lab_tools import LabTools
 from netdojo.tools.read_allowlist import ReadRefused, parse_read
-from netdojo.tools.service import ServiceArguments, config_problem
+from netdojo.tools.service import SERVICE, ServiceArguments, config_problem
 from netdojo.tools.spec import InvalidArguments
+from netdojo.tools.trajectory import Trajectory
+
+from .labless_tools import two_devices
 
 NAME = "lab-services"
 
@@ -88,6 +94,32 @@ def test_an_agent_reads_the_service_files_and_looks_names_up() -> None:
     for command in ("dig -f /etc/passwd", "dig h1 ; rm -rf /", "cat /etc/shadow"):
         with pytest.raises(ReadRefused):
             parse_read(command)
+
+
+class ObligingLab:
+    """Writes nothing and runs every command with success: what the service tool records."""
+
+    async def write_file(self, device: str, path: str, content: str) -> None:
+        pass
+
+    async def exec(self, device: str, argv: list[str], timeout: float) -> ExecResult:
+        return ExecResult(
+            device=device, argv=argv, exit_code=0, stdout="", stderr="", duration_s=0.0
+        )
+
+
+@pytest.mark.anyio
+async def test_a_service_call_carried_out_is_a_state_change() -> None:
+    tools = LabTools(cast(LiveLab, ObligingLab()), two_devices(), Trajectory(episode="e"))
+    calls = [
+        ServiceArguments(device="r1", service="dhcp-relay", config="port=0\n"),
+        ServiceArguments(device="h1", service="dhcp-client"),
+        ServiceArguments(device="h1", service="dhcp-client", config="port=0\n"),
+    ]
+    done = [await SERVICE.run(tools, arguments) for arguments in calls]
+    assert [result.ok for result in done] == [True, True, False], "a client takes no file"
+    assert [step.changed_state for step in tools.trajectory.steps] == [True, True, False]
+    assert tools.trajectory.state_changes == 2
 
 
 def test_the_heuristic_agent_puts_each_faulted_file_back_from_the_public_topology() -> None:
