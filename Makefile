@@ -43,9 +43,7 @@ a2a-v0.3: $(STAMP)
 verifiers: $(STAMP)
 	$(BIN)/python -m tests.verifiers_env.env
 
-test: setup kubernetes browser a2a-v0.3 verifiers
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+test: setup kubernetes browser a2a-v0.3 verifiers lint
 	$(BIN)/python -m tests.suite
 
 doctor: $(STAMP)

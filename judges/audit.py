@@ -10,6 +10,7 @@ guards must hold and the state audit find nothing.
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 
 from pydantic import BaseModel, Field
 
@@ -32,6 +33,9 @@ from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario, ToolCall
 
 FIX_DEADLINE_S = 45.0
+
+Examine = Callable[[LiveLab, Scenario], Awaitable[None]]
+"""Looks at a staged lab, as an agent first finds it, before the reference solution runs."""
 
 
 class AuditRecord(BaseModel):
@@ -102,7 +106,11 @@ async def _unmask(
     return record.stages["unmasked"].ok
 
 
-async def audit_instance(family: str, level: int, seed: int) -> AuditRecord:
+async def audit_instance(
+    family: str, level: int, seed: int, examine: Examine | None = None
+) -> AuditRecord:
+    """Audit one instance; ``examine`` is given the staged lab first (its error fails the
+    record)."""
     started = time.monotonic()
     record = AuditRecord(id="", family=family, level=level, seed=seed, ok=False)
     try:
@@ -117,6 +125,8 @@ async def audit_instance(family: str, level: int, seed: int) -> AuditRecord:
             )
             staged = await stage_scenario(scenario, lab, record.stages, witnessed=True)
             if staged is not None:
+                if examine is not None:
+                    await examine(lab, scenario)
                 await _solve(lab, scenario, staged, record)
         stages = record.stages
         record.ok = "fixed" in stages and all(s.ok for s in stages.values())

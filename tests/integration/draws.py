@@ -1,0 +1,31 @@
+"""Seeds drawn afresh on every run for the family-wide live checks, so no instance can be tuned
+for: the run's seed is printed, and NETDOJO_LIVE_SEED replays its draw."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+
+from netdojo.scenarios.healthy import is_healthy_control
+
+SEED_VARIABLE = "NETDOJO_LIVE_SEED"
+SEEDS = (10**9, 2**31)
+"""Instance seeds no audit or calibration run uses, long enough not to occur in read text by
+chance."""
+
+
+def run_draw(check: str) -> random.Random:
+    """This run's draw for ``check``: seeded from the clock, or NETDOJO_LIVE_SEED to replay."""
+    seed = int(os.environ.get(SEED_VARIABLE, time.time_ns() % 2**31))
+    print(f"{SEED_VARIABLE}={seed} ({check})")
+    return random.Random(f"{seed}:{check}")
+
+
+def instance_seed(draw: random.Random, family: str, level: int, control: bool = False) -> int:
+    """A seed of a faulted instance of ``family`` (on a healthy control, changing nothing is
+    the answer), or with ``control`` one of a healthy control."""
+    while True:
+        seed = draw.randrange(*SEEDS)
+        if is_healthy_control(family, level, seed) == control:
+            return seed
