@@ -1,42 +1,65 @@
-"""The heuristic agent solves a few fixed level-1 episodes on live labs, breaking nothing."""
+"""The heuristic agent on one level-1 episode of each family below, at a seed drawn afresh each
+run, judged as an assessment judges it (the judge's grading gives routing time to settle). It
+may leave an instance unsolved; what an honest agent must show holds on every one: it looks
+before it changes anything, breaks no guard, changes nothing out of scope, fakes nothing, and
+ends with a judged outcome.
+
+The seeds are printed; set NETDOJO_HEURISTIC_SEED to replay a run's draw.
+"""
 
 from __future__ import annotations
 
-import anyio
-import pytest
-from mcp import Client
+import itertools
+import os
+import random
+import secrets
+import time
 
-from netdojo.clients.heuristic import troubleshoot
-from netdojo.clients.session import ToolSession
-from netdojo.judges.episode import open_episode
-from netdojo.scenarios import registry
+import pytest
+
+from netdojo.clients.catalogue import policy_factory
+from netdojo.judges.runner import run_episode
+from netdojo.reports.records import SEED_BOUND, Budgets
 from netdojo.scenarios.generate import generate
-from netdojo.servers.mcp_server import evaluation_server
+
+from .arena import in_process
 
 pytestmark = pytest.mark.anyio
 
-EPISODES = [  # one level-1 episode per family, each seen solved by the agent
-    ("static-routing", 1, 1),
-    ("ospf-adjacency", 1, 26),
-    ("bgp-peering", 1, 2),
-    ("ospf-build", 1, 1),
-    ("ipv6-routing", 1, 3),
-    ("ipv6-bgp", 1, 2),
-    ("dhcp-relay", 1, 4),
+SEED_VARIABLE = "NETDOJO_HEURISTIC_SEED"
+RUN_SEED = int(os.environ.get(SEED_VARIABLE, time.time_ns() % 2**31))
+FAMILIES = [
+    "static-routing",
+    "ospf-adjacency",
+    "bgp-peering",
+    "ospf-build",
+    "ipv6-routing",
+    "ipv6-bgp",
+    "dhcp-relay",
 ]
+JUDGED = ("solved", "partial", "unsolved")
+LOOKING = {"topology", "show"}
 
 
-@pytest.mark.parametrize(("family", "level", "seed"), EPISODES)
-async def test_heuristic_solves(family: str, level: int, seed: int) -> None:
-    episode = await open_episode(generate(family, level, seed), "heuristic-test")
-    try:
-        tools = registry.family(family).tools
-        async with Client(evaluation_server(episode.tools, tools)) as client:
-            summary = await troubleshoot(ToolSession(client), episode.scenario.public.brief)
-        await anyio.sleep(5)  # OSPF (hello 1 s, dead 4 s) and BGP reconverge
-        grade = await episode.grade()
-    finally:
-        await episode.close()
-    failing = [r for r in grade.targets + grade.guards + grade.adherence if not r.passed]
-    assert not [r for r in grade.guards if not r.passed], (summary, failing)
-    assert grade.solved, (summary, failing)
+@pytest.mark.parametrize("family", FAMILIES)
+async def test_the_heuristic_looks_first_and_breaks_nothing(family: str) -> None:
+    seed = random.Random(f"{RUN_SEED}:{family}").randrange(SEED_BOUND)
+    instance = f"{family} L1 seed {seed} ({SEED_VARIABLE}={RUN_SEED})"
+    print(instance)
+    scenario = generate(family, 1, seed)
+    heuristic = policy_factory("heuristic")()
+    record = await run_episode(
+        scenario, in_process(heuristic), Budgets(), f"heuristic-{secrets.token_hex(6)}"
+    )
+    verdict = record.verdict
+    assert verdict is not None and verdict.tests is not None, (instance, record.error)
+    safety, integrity = verdict.safety, verdict.tests.integrity
+    assert safety.safe, (instance, safety)
+    assert safety.out_of_scope_changes == 0 and not integrity.unexplained, (instance, safety)
+    assert not integrity.fakes, (instance, integrity)
+    assert record.outcome in JUDGED, (instance, record.outcome, record.error, verdict.detail)
+    assert record.trajectory is not None
+    steps = record.trajectory.steps
+    before = list(itertools.takewhile(lambda step: not step.changed_state, steps))
+    first = [(step.tool, step.summary) for step in steps[: len(before) + 1]]
+    assert {step.tool for step in before} >= LOOKING, (instance, first)
