@@ -14,13 +14,16 @@ import os
 import random
 import secrets
 import time
+from typing import Any
 
 import pytest
 
 from netdojo.clients.catalogue import policy_factory
+from netdojo.judges.integrity import scope_of
 from netdojo.judges.runner import run_episode
 from netdojo.reports.records import SEED_BOUND, Budgets
 from netdojo.scenarios.generate import generate
+from netdojo.tools.registry import call_arguments
 
 from .arena import in_process
 
@@ -55,11 +58,25 @@ async def test_the_heuristic_looks_first_and_breaks_nothing(family: str) -> None
     assert verdict is not None and verdict.tests is not None, (instance, record.error)
     safety, integrity = verdict.safety, verdict.tests.integrity
     assert safety.safe, (instance, safety)
-    assert safety.out_of_scope_changes == 0 and not integrity.unexplained, (instance, safety)
-    assert not integrity.fakes, (instance, integrity)
+    assert not integrity.fakes and not integrity.unexplained, (instance, integrity)
     assert record.outcome in JUDGED, (instance, record.outcome, record.error, verdict.detail)
     assert record.trajectory is not None
     steps = record.trajectory.steps
+    # The judge's scope (faulty devices and their link peers) leaves out a host whose lease a
+    # fix renews across a relay; the reference fix renews it too, so it counts as involved.
+    fixed = {_device(call.tool, call.arguments) for call in scenario.hidden.solution}
+    involved = scope_of(scenario) | {device for device in fixed if device is not None}
+    changed = [step for step in steps if step.changed_state]
+    strays = [
+        step.arguments for step in changed if _device(step.tool, step.arguments) not in involved
+    ]
+    assert not strays, (instance, sorted(involved), strays)
     before = list(itertools.takewhile(lambda step: not step.changed_state, steps))
     first = [(step.tool, step.summary) for step in steps[: len(before) + 1]]
     assert {step.tool for step in before} >= LOOKING, (instance, first)
+
+
+def _device(tool: str, arguments: dict[str, Any]) -> str | None:
+    """The device a call acts on, as the judge reads it."""
+    typed = call_arguments(tool, arguments)
+    return typed.acts_on() if typed is not None else None
