@@ -4,16 +4,14 @@ may leave an instance unsolved; what an honest agent must show holds on every on
 before it changes anything, breaks no guard, changes nothing out of scope, fakes nothing, and
 ends with a judged outcome.
 
-The seeds are printed; set NETDOJO_HEURISTIC_SEED to replay a run's draw.
+Seeds are drawn as the family-wide live checks draw them (`draws`): printed, and replayed with
+NETDOJO_LIVE_SEED.
 """
 
 from __future__ import annotations
 
 import itertools
-import os
-import random
 import secrets
-import time
 from typing import Any
 
 import pytest
@@ -21,16 +19,15 @@ import pytest
 from netdojo.clients.catalogue import policy_factory
 from netdojo.judges.integrity import scope_of
 from netdojo.judges.runner import run_episode
-from netdojo.reports.records import SEED_BOUND, Budgets
+from netdojo.reports.records import Budgets
 from netdojo.scenarios.generate import generate
 from netdojo.tools.registry import call_arguments
 
 from .arena import in_process
+from .draws import instance_seed, run_draw
 
 pytestmark = pytest.mark.anyio
 
-SEED_VARIABLE = "NETDOJO_HEURISTIC_SEED"
-RUN_SEED = int(os.environ.get(SEED_VARIABLE, time.time_ns() % 2**31))
 FAMILIES = [
     "static-routing",
     "ospf-adjacency",
@@ -46,9 +43,8 @@ LOOKING = {"topology", "show"}
 
 @pytest.mark.parametrize("family", FAMILIES)
 async def test_the_heuristic_looks_first_and_breaks_nothing(family: str) -> None:
-    seed = random.Random(f"{RUN_SEED}:{family}").randrange(SEED_BOUND)
-    instance = f"{family} L1 seed {seed} ({SEED_VARIABLE}={RUN_SEED})"
-    print(instance)
+    seed = instance_seed(run_draw(f"heuristic {family}"), family, 1)
+    instance = f"{family} L1 seed {seed}"
     scenario = generate(family, 1, seed)
     heuristic = policy_factory("heuristic")()
     record = await run_episode(
