@@ -65,7 +65,9 @@ class TaskRules(BaseModel):
 
 
 def scope_of(scenario: Scenario) -> set[str]:
-    """Devices the task involves: every device when building; else the faulty ones and peers."""
+    """Devices the task involves: every device when building; else the faulty ones, their
+    peers and every device the reference solution acts on (a host whose lease a DHCP fault cut
+    off renews it there)."""
     lab = scenario.hidden.lab
     if scenario.kind == "constructive":
         return {d.name for d in lab.devices} | ({CONTROL_PLANE} if lab.kubernetes else set())
@@ -77,7 +79,8 @@ def scope_of(scenario: Scenario) -> set[str]:
         members = {device for device, _ in link.endpoints}
         if members & faulty:
             scope |= members
-    return scope
+    fixed = {call.arguments.get("device") for call in scenario.hidden.solution}
+    return scope | {str(device) for device in fixed if device is not None}
 
 
 def rules_for(scenario: Scenario) -> TaskRules:

@@ -12,6 +12,7 @@ import pytest
 from netdojo.clients.heuristic import fixes_relay
 from netdojo.clients.heuristic.actor import Actor
 from netdojo.clients.heuristic.model import DeviceState, Iface, Link, Port, Snapshot, Topology
+from netdojo.judges.integrity import scope_of
 from netdojo.scenarios.generate import generate, plan_instance
 from netdojo.scenarios.model import Scenario
 from netdojo.scenarios.network import Network
@@ -251,3 +252,17 @@ async def test_the_heuristic_agent_finds_each_relay_fault_from_the_files_alone(s
     snap = _snapshot(healthy, network)
     assert not await fixes_relay.fix_relays(_Files(clean), snap, calm)  # type: ignore[arg-type]
     assert not calm.findings
+
+
+def test_the_host_a_missing_scope_cut_off_is_in_the_tasks_scope() -> None:
+    """Its reference fix renews the host's lease there: a change the task calls for."""
+    checked = 0
+    for seed in range(1, 40):
+        scenario = generate("dhcp-relay", 1, seed)
+        if not any(f.type == "dhcp.relay_scope_missing" for f in scenario.hidden.faults):
+            continue
+        scope = scope_of(scenario)
+        for call in scenario.hidden.solution:
+            assert call.arguments["device"] in scope, call
+        checked += 1
+    assert checked >= 3
