@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import random
+from functools import cached_property, lru_cache
 from typing import Any, Literal
 
 import networkx as nx
@@ -27,6 +28,13 @@ HOSTS_BY_LEVEL = {1: 2, 2: 3, 3: 4}
 HOST_PREFIXES = ("h", "pc", "srv", "ws", "host")
 
 
+@lru_cache(maxsize=1 << 14)
+def interface(address: str) -> ipaddress.IPv4Interface | ipaddress.IPv6Interface:
+    """An interface address (with its prefix length), parsed; remembered, as plans name the
+    same addresses over and over."""
+    return ipaddress.ip_interface(address)
+
+
 class Iface(BaseModel):
     name: str
     link: str
@@ -43,14 +51,20 @@ class Node(BaseModel):
     gateway: str | None = None  # hosts only
 
     def iface(self, name: str) -> Iface:
-        return next(i for i in self.ifaces if i.name == name)
+        for iface in self.ifaces:
+            if iface.name == name:
+                return iface
+        raise KeyError(f"{self.name} has no interface {name}")
 
     def iface_to(self, peer: str) -> Iface:
-        return next(i for i in self.ifaces if i.peer == peer)
+        for iface in self.ifaces:
+            if iface.peer == peer:
+                return iface
+        raise KeyError(f"{self.name} has no interface towards {peer}")
 
 
 class Network(BaseModel):
-    nodes: list[Node]
+    nodes: list[Node]  # each with a name of its own
     links: list[tuple[str, list[tuple[str, int]]]]
     lans: dict[str, str]  # host -> LAN prefix
     ospf_md5: dict[str, str] = {}  # transit link -> MD5 key, where OSPF authenticates
@@ -62,7 +76,18 @@ class Network(BaseModel):
     rip_auth: dict[str, str] = {}  # transit link -> MD5 key, where RIP authenticates
 
     def node(self, name: str) -> Node:
-        return next(n for n in self.nodes if n.name == name)
+        """The node called ``name``, found at its position in `_positions`, which is worked
+        out again when the node there is not that one: the nodes may have changed since."""
+        position = self._positions.get(name, -1)
+        if not (0 <= position < len(self.nodes) and self.nodes[position].name == name):
+            del self._positions
+            position = self._positions[name]
+        return self.nodes[position]
+
+    @cached_property
+    def _positions(self) -> dict[str, int]:
+        """Each node's position in `nodes`, by name."""
+        return {node.name: index for index, node in enumerate(self.nodes)}
 
     @property
     def routers(self) -> list[Node]:
@@ -109,14 +134,12 @@ def plan_network(
     """Wire hosts to distinct routers (``host_routers`` when given) and give every interface
     an address, all seeded."""
     p2p_octet = rng.randint(0, 200)
-    p2p_pool = ipaddress.IPv4Network(f"10.{p2p_octet}.0.0/16")
+    p2p_pool = ipaddress.IPv4Address(f"10.{p2p_octet}.0.0")  # a /16 of /30s, one per link
     lan_base = rng.choice(["192.168.{}.0/24", "172.{}.0.0/24", "10.{}.1.0/24"])
-    p2p_subnets = p2p_pool.subnets(new_prefix=30)
     ifaces: dict[str, list[Iface]] = {r: [] for r in topology.routers}
     links: list[tuple[str, list[tuple[str, int]]]] = []
     for index, (a, b) in enumerate(topology.links):
-        subnet = next(p2p_subnets)
-        first, second = list(subnet.hosts())
+        first, second = p2p_pool + 4 * index + 1, p2p_pool + 4 * index + 2
         link = f"t{index}"
         links.append((link, [(a, len(ifaces[a])), (b, len(ifaces[b]))]))
         ifaces[a].append(
@@ -190,11 +213,11 @@ def static_routes(network: Network) -> dict[str, list[tuple[str, str]]]:
     routes: dict[str, list[tuple[str, str]]] = {r.name: [] for r in network.routers}
     for host, prefix in sorted(network.lans.items()):
         target = network.router_of(host)
+        hops = nx.single_source_shortest_path_length(graph, target)
         for router in sorted(routes):
             if router == target:
                 continue
-            path = min(nx.all_shortest_paths(graph, router, target))
-            next_router = network.node(path[1])
+            next_router = network.node(min(n for n in graph[router] if hops[n] < hops[router]))
             next_hop = next_router.iface_to(router).address.split("/")[0]
             routes[router].append((prefix, next_hop))
     return routes
@@ -210,8 +233,7 @@ def redistribution_lines(network: Network, router: Node) -> list[str]:
         return []
     prefix_list, route_map = REDISTRIBUTION
     lines = [
-        f"ip prefix-list {prefix_list} seq {5 * (k + 1)} permit "
-        f"{ipaddress.ip_interface(i.address).network}"
+        f"ip prefix-list {prefix_list} seq {5 * (k + 1)} permit {interface(i.address).network}"
         for k, i in enumerate(lans)
     ]
     return [
@@ -253,8 +275,7 @@ def ospf_lines(network: Network, router: Node, ports: list[Iface] | None = None)
     if any(i.link in network.redistributed for i in ports):
         lines.append(f" redistribute connected route-map {REDISTRIBUTION[1]}")
     lines += [
-        f" network {ipaddress.ip_interface(i.address).network} area "
-        f"{network.ospf_areas.get(i.link, 0)}"
+        f" network {interface(i.address).network} area {network.ospf_areas.get(i.link, 0)}"
         for i in ports
         if i.link not in network.redistributed
     ]
@@ -287,7 +308,7 @@ def bgp_lines(network: Network, router: Node) -> list[str]:
     lines.append(" address-family ipv4 unicast")
     for iface in router.ifaces:
         if network.node(iface.peer).role == "host":
-            lines.append(f"  network {ipaddress.ip_interface(iface.address).network}")
+            lines.append(f"  network {interface(iface.address).network}")
     lines += [f"  network {router.loopback}/32", " exit-address-family", "exit"]
     return lines
 
@@ -331,7 +352,7 @@ def ibgp_lines(network: Network, router: Node) -> list[str]:
         ]
     lines.append(" address-family ipv4 unicast")
     lines += [
-        f"  network {ipaddress.ip_interface(i.address).network}"
+        f"  network {interface(i.address).network}"
         for i in router.ifaces
         if network.node(i.peer).role == "host"
     ]
