@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import random
 
-import networkx as nx
-
 from netdojo.scenarios.network import Network, plan_network
 from netdojo.scenarios.registry import ScenarioError
 from netdojo.scenarios.topology import Topology, make_topology
@@ -16,15 +14,30 @@ REDRAWS = 50
 
 def hop_span(topology: Topology) -> int:
     """The most hops between two routers that stay connected when any one link is lost."""
-    graph = topology.graph()
-    worst = 0
-    for edge in [None, *graph.edges]:
-        cut = graph.copy()
-        if edge is not None:
-            cut.remove_edge(*edge)
-        for part in nx.connected_components(cut):
-            worst = max(worst, nx.diameter(cut.subgraph(part)))
-    return worst
+    neighbours: dict[str, set[str]] = {router: set() for router in topology.routers}
+    for a, b in topology.links:
+        neighbours[a].add(b)
+        neighbours[b].add(a)
+    return max(
+        _farthest(neighbours, router, cut)
+        for cut in [frozenset(), *map(frozenset, topology.links)]
+        for router in topology.routers
+    )
+
+
+def _farthest(neighbours: dict[str, set[str]], start: str, cut: frozenset[str]) -> int:
+    """How many hops away the farthest router ``start`` reaches is, without the link ``cut``."""
+    seen, frontier, hops = {start}, [start], -1
+    while frontier:
+        hops += 1
+        following = []
+        for router in frontier:
+            for n in neighbours[router]:
+                if n not in seen and not (router in cut and n in cut):
+                    seen.add(n)
+                    following.append(n)
+        frontier = following
+    return hops
 
 
 def plan_rip(topology: Topology, level: int, rng: random.Random) -> Network:
