@@ -12,13 +12,13 @@ agrees. A ping works when both directions arrive.
 
 from __future__ import annotations
 
+import heapq
 import itertools
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
 
 import networkx as nx
-from pydantic import BaseModel, Field
 
 from netdojo.scenarios.network import Network, Routing, static_routes
 from netdojo.scenarios.rip import rip_hops
@@ -26,60 +26,89 @@ from netdojo.scenarios.rip import rip_hops
 MAX_WAYS = 256  # ways followed per course before the model gives up (the course is unsure)
 
 
-class Impact(BaseModel):
+@dataclass(kw_only=True)
+class Impact:
     """What faults do to forwarding; impacts of several faults combine with `merge`."""
 
-    down_links: set[frozenset[str]] = Field(default_factory=set)
-    drops: dict[str, set[str]] = Field(default_factory=dict)  # router -> destination hosts
-    redirects: dict[str, dict[str, str]] = Field(default_factory=dict)  # router -> host -> router
-    isolated: set[str] = Field(default_factory=set)  # hosts cut off from their gateway
-    unannounced: set[str] = Field(default_factory=set)  # hosts whose LAN is not announced
-    filtered: set[tuple[str, str, str]] = Field(
+    down_links: set[frozenset[str]] = field(default_factory=set)
+    drops: dict[str, set[str]] = field(default_factory=dict)  # router -> destination hosts
+    redirects: dict[str, dict[str, str]] = field(default_factory=dict)  # router -> host -> router
+    isolated: set[str] = field(default_factory=set)  # hosts cut off from their gateway
+    unannounced: set[str] = field(default_factory=set)  # hosts whose LAN is not announced
+    filtered: set[tuple[str, str, str]] = field(
         default_factory=set
     )  # (from, to, host) not advertised
-    silenced: set[tuple[str, str]] = Field(
+    silenced: set[tuple[str, str]] = field(
         default_factory=set
     )  # (from, to): a neighbour whose updates (or, link-state, hellos) do not reach (one way)
-    down_sessions: set[frozenset[str]] = Field(default_factory=set)  # iBGP pairs not Established
-    no_next_hop_self: set[str] = Field(default_factory=set)  # borders not rewriting next hops
-    idle_links: set[frozenset[str]] = Field(
+    down_sessions: set[frozenset[str]] = field(default_factory=set)  # iBGP pairs not Established
+    no_next_hop_self: set[str] = field(default_factory=set)  # borders not rewriting next hops
+    idle_links: set[frozenset[str]] = field(
         default_factory=set
     )  # down links whose adjacency is up but carries no routes
-    costs: dict[str, dict[str, int]] = Field(default_factory=dict)  # router -> neighbour -> cost
-    preferred: dict[str, dict[str, str]] = Field(
+    costs: dict[str, dict[str, int]] = field(default_factory=dict)  # router -> neighbour -> cost
+    preferred: dict[str, dict[str, str]] = field(
         default_factory=dict
     )  # router -> host -> neighbour whose BGP path it prefers
-    prepends: dict[tuple[str, str, str], int] = Field(
+    prepends: dict[tuple[str, str, str], int] = field(
         default_factory=dict
     )  # (sender, receiver, host) -> ASes (BGP) or hops (RIP offsets) added to the advertisement
-    overloaded: set[str] = Field(default_factory=set)  # routers others do not route through
-    unresolved: set[frozenset[str]] = Field(
+    overloaded: set[str] = field(default_factory=set)  # routers others do not route through
+    unresolved: set[frozenset[str]] = field(
         default_factory=set
     )  # links routing still crosses whose next hops do not resolve (IS-IS over a readdressed
     # port): each end forwards over its other best next hops, or drops
 
     def merge(self, other: Impact) -> Impact:
-        merged = self.model_copy(deep=True)
-        merged.down_links |= other.down_links
-        merged.isolated |= other.isolated
-        merged.unannounced |= other.unannounced
-        merged.filtered |= other.filtered
-        merged.silenced |= other.silenced
-        merged.down_sessions |= other.down_sessions
-        merged.no_next_hop_self |= other.no_next_hop_self
-        merged.idle_links |= other.idle_links
-        merged.overloaded |= other.overloaded
-        merged.unresolved |= other.unresolved
-        merged.prepends.update(other.prepends)
-        for router, hosts in other.drops.items():
-            merged.drops.setdefault(router, set()).update(hosts)
-        for router, table in other.redirects.items():
-            merged.redirects.setdefault(router, {}).update(table)
-        for router, table in other.preferred.items():
-            merged.preferred.setdefault(router, {}).update(table)
-        for router, costs in other.costs.items():
-            merged.costs.setdefault(router, {}).update(costs)
-        return merged
+        """Both impacts at once; where both give one entry a value, ``other``'s. Neither
+        changes."""
+        joined = {}
+        for name in IMPACT_FIELDS:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine or theirs:  # an empty one is left to its default
+                joined[name] = _joined(mine, theirs)
+        return Impact(**joined)
+
+    def key(self) -> Hashable:
+        """A value equal for equal impacts, whatever order their sets and tables were filled
+        in, and hashable: impacts can be told apart in a dictionary."""
+        return tuple(
+            (name, _frozen(value)) for name in IMPACT_FIELDS if (value := getattr(self, name))
+        )
+
+
+IMPACT_FIELDS = tuple(item.name for item in fields(Impact))
+
+
+def _joined(mine: Any, theirs: Any) -> Any:
+    """Sets united; tables joined entry by entry: where both have an entry, the two joined if
+    they are sets or tables, else the entry of ``theirs``. The result shares nothing mutable
+    with either."""
+    if isinstance(mine, set):
+        return mine | theirs
+    joined = _copied(mine)
+    for key, value in theirs.items():
+        both = key in joined and isinstance(value, set | dict)
+        joined[key] = _joined(joined[key], value) if both else _copied(value)
+    return joined
+
+
+def _copied(value: Any) -> Any:
+    if isinstance(value, set):
+        return set(value)
+    if isinstance(value, dict):
+        return {key: _copied(entry) for key, entry in value.items()}
+    return value
+
+
+def _frozen(value: Any) -> Hashable:
+    """A set or a table (of sets, tables or values) as a frozen set."""
+    if isinstance(value, set):
+        return frozenset(value)
+    return frozenset(
+        (key, _frozen(entry) if isinstance(entry, set | dict) else entry)
+        for key, entry in value.items()
+    )
 
 
 @dataclass(frozen=True)
@@ -111,16 +140,19 @@ Ping = Literal["works", "broken", "unsure"]
 
 class Forwarding:
     """The forwarding model of one network under one routing: what stays the same whatever the
-    faults (the router graph, the static plan, the hosts' gateways) is worked out once."""
+    faults (the router graph, the static plan, the hosts' gateways) is worked out once, and the
+    courses under each impact once (the network must not change while the model is in use)."""
 
     def __init__(self, network: Network, routing: Routing) -> None:
         self.network, self.routing = network, routing
         self.hosts = sorted(network.lans)
         self.gateway = {host: network.router_of(host) for host in self.hosts}
         self.graph = network.router_graph()
+        self.transit = frozenset(frozenset(link) for link in self.graph.edges)
         self.static: dict[str, dict[str, str]] = {r.name: {} for r in network.routers}
         if routing == "static":
             self._plan_static()
+        self._courses: dict[Hashable, dict[tuple[str, str], Course]] = {}  # by `Impact.key`
 
     def _plan_static(self) -> None:
         by_address = {
@@ -138,13 +170,31 @@ class Forwarding:
 
     def courses(self, impact: Impact) -> dict[tuple[str, str], Course]:
         """For each ordered host pair ``(a, b)``, where traffic from a's gateway to b goes."""
+        key = impact.key()
+        if key not in self._courses:
+            self._courses[key] = self._follow(impact)
+        return dict(self._courses[key])
+
+    def _follow(self, impact: Impact) -> dict[tuple[str, str], Course]:
         hops = self._hops(impact)
+        ahead: dict[tuple[str, str, bool], tuple[str, ...] | None] = {}
+
+        def next_routers(router: str, host: str, first: bool) -> tuple[str, ...] | None:
+            """The routers traffic for ``host`` may go to from ``router``, in name order; None
+            when the model cannot tell (each asked once per impact)."""
+            key = (router, host, first)
+            if key not in ahead:
+                redirect = impact.redirects.get(router, {}).get(host)
+                following = {redirect} if redirect else hops(router, host, first)
+                ahead[key] = None if following is None else tuple(sorted(following))
+            return ahead[key]
+
         found = {}
         for a, b in itertools.permutations(self.hosts, 2):
             if a in impact.isolated or b in impact.isolated:
                 found[a, b] = Course(frozenset(), True)
             else:
-                found[a, b] = self._walk(impact, hops, self.gateway[a], b)
+                found[a, b] = self._walk(impact, next_routers, self.gateway[a], b)
         return found
 
     def ping_states(
@@ -164,7 +214,13 @@ class Forwarding:
                 states[a, b] = "unsure"
         return states
 
-    def _walk(self, impact: Impact, hops: Hops, start: str, host: str) -> Course:
+    def _walk(
+        self,
+        impact: Impact,
+        next_routers: Callable[[str, str, bool], tuple[str, ...] | None],
+        start: str,
+        host: str,
+    ) -> Course:
         """Every way from ``start`` towards ``host``'s gateway."""
         target = self.gateway[host]
         paths: set[tuple[str, ...]] = set()
@@ -180,17 +236,16 @@ class Forwarding:
             if current == target:
                 paths.add(path)
                 continue
-            if host in impact.drops.get(current, set()):
+            if host in impact.drops.get(current, ()):
                 fails = True
                 continue
-            redirect = impact.redirects.get(current, {}).get(host)
-            following = {redirect} if redirect else hops(current, host, len(path) == 1)
+            following = next_routers(current, host, len(path) == 1)
             if following is None:
                 unsure = True
                 continue
             if not following:
                 fails = True
-            for router in sorted(following):
+            for router in following:
                 if router in path or frozenset((current, router)) in impact.down_links:
                     fails = True
                 else:
@@ -216,21 +271,21 @@ class Forwarding:
         of another router crosses it. A router that does not hear a neighbour leaves it out of
         its link-state advertisement, so no path goes from it to that neighbour, while the
         neighbour, which still hears it, keeps the way back (no two-way check)."""
-        graph = nx.DiGraph()
-        graph.add_nodes_from(self.graph.nodes)
+        costs: dict[str, dict[str, int]] = {router: {} for router in self.graph}
         for a, b in self.graph.edges:
             if frozenset((a, b)) in impact.down_links:
                 continue
             if (b, a) not in impact.silenced:
-                graph.add_edge(a, b, cost=impact.costs.get(a, {}).get(b, 1))
+                costs[a][b] = impact.costs.get(a, {}).get(b, 1)
             if (a, b) not in impact.silenced:
-                graph.add_edge(b, a, cost=impact.costs.get(b, {}).get(a, 1))
-        relay = graph.copy() if impact.overloaded else graph
-        relay.remove_edges_from([(x, n) for x in impact.overloaded for n in graph.successors(x)])
-        reverse = relay.reverse(copy=False)
+                costs[b][a] = impact.costs.get(b, {}).get(a, 1)
+        arriving: dict[str, dict[str, int]] = {router: {} for router in costs}
+        for a, ways in costs.items():
+            if a not in impact.overloaded:
+                for b, cost in ways.items():
+                    arriving[b][a] = cost
         distances = {
-            target: nx.single_source_dijkstra_path_length(reverse, target, weight="cost")
-            for target in set(self.gateway.values())
+            target: _least_costs(arriving, target) for target in set(self.gateway.values())
         }
 
         def hops(router: str, host: str, _first: bool) -> set[str] | None:
@@ -238,14 +293,10 @@ class Forwarding:
                 return set()
             gateway = self.gateway[host]
             distance = distances[gateway]
-            ways = {
-                n: graph.edges[router, n]["cost"] + distance[n]
-                for n in graph.successors(router)
-                if n in distance
-            }
+            ways = {n: cost + distance[n] for n, cost in costs[router].items() if n in distance}
             if router in impact.overloaded and router != gateway:
-                best = min(ways.values(), default=None)
-                return {n for n, cost in ways.items() if cost == best}
+                cheapest = min(ways.values(), default=None)
+                return {n for n, cost in ways.items() if cost == cheapest}
             if router not in distance:
                 return set()
             best = {n for n, cost in ways.items() if cost == distance[router]}
@@ -260,10 +311,14 @@ class Forwarding:
         A router whose choice a preference or a prepend changes is followed only where the
         flow starts; a flow crossing it elsewhere arrives along a path the model does not claim
         to know, because its changed advertisement may move its neighbours' choices too."""
-        graph = self.graph.copy()
-        graph.remove_edges_from(tuple(link) for link in impact.down_links)
+        linked = {
+            router: {
+                n for n in self.graph[router] if frozenset((router, n)) not in impact.down_links
+            }
+            for router in self.graph
+        }
         distances = {
-            host: _bgp_distances(graph, self.gateway[host], host, impact)
+            host: _bgp_distances(linked, self.gateway[host], host, impact)
             for host in self.hosts
             if host not in impact.unannounced
         }
@@ -276,7 +331,7 @@ class Forwarding:
                 return set()
             return {
                 n
-                for n in graph.neighbors(router)
+                for n in linked[router]
                 if distance.get(n) == distance[router] - 1
                 and (n, router, host) not in impact.filtered
             }
@@ -287,7 +342,7 @@ class Forwarding:
             distance = distances.get(host, {})
             if neighbour not in distance or (neighbour, router, host) in impact.filtered:
                 return False
-            return graph.has_edge(router, neighbour) and router not in _every_router_on(
+            return neighbour in linked[router] and router not in _every_router_on(
                 learnt, neighbour, host, self.gateway[host]
             )
 
@@ -302,7 +357,7 @@ class Forwarding:
             distance = distances.get(host, {})
             lengths = {
                 n: distance[n] + impact.prepends.get((n, router, host), 0)
-                for n in graph.neighbors(router)
+                for n in linked[router]
                 if offers(router, n, host)
             }
             if not lengths:
@@ -313,13 +368,32 @@ class Forwarding:
         return hops
 
 
-def _bgp_distances(graph: nx.Graph, origin: str, host: str, impact: Impact) -> dict[str, int]:
-    """Shortest AS path lengths from ``origin`` over advertisements that are not filtered."""
+def _least_costs(arriving: dict[str, dict[str, int]], origin: str) -> dict[str, int]:
+    """The cost of the cheapest way from each router that has one to ``origin``;
+    ``arriving[b][a]``: the cost of the step from a to b."""
+    found: dict[str, int] = {}
+    frontier = [(0, origin)]
+    while frontier:
+        cost, router = heapq.heappop(frontier)
+        if router in found:
+            continue
+        found[router] = cost
+        for previous, step in arriving[router].items():
+            if previous not in found:
+                heapq.heappush(frontier, (cost + step, previous))
+    return found
+
+
+def _bgp_distances(
+    linked: dict[str, set[str]], origin: str, host: str, impact: Impact
+) -> dict[str, int]:
+    """Shortest AS path lengths from ``origin`` over advertisements that are not filtered, on
+    the links that are up (``linked``: each router's neighbours over them)."""
     distance, frontier = {origin: 0}, [origin]
     while frontier:
         following = []
         for sender in frontier:
-            for receiver in sorted(graph.neighbors(sender)):
+            for receiver in sorted(linked[sender]):
                 if receiver in distance or (sender, receiver, host) in impact.filtered:
                     continue
                 distance[receiver] = distance[sender] + 1

@@ -81,9 +81,8 @@ def outlook(
         if pair in designed and _longer(course, designed[pair]) and states[pair] == "works":
             found.add(Observation("detour", pair))
             detours[pair] = designed[pair]
-    transit = {frozenset(link) for link in model.graph.edges}
-    if model.routing != "static" and (impact.down_links & transit or impact.down_sessions):
-        lost = bool((impact.down_links & transit) - impact.idle_links or impact.down_sessions)
+    if model.routing != "static" and (impact.down_links & model.transit or impact.down_sessions):
+        lost = bool((impact.down_links & model.transit) - impact.idle_links or impact.down_sessions)
         found.add(Observation("quiet", lost=lost))
     sure = "unsure" not in states.values()
     return Outlook(frozenset(found), sure, detours)
