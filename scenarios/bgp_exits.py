@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import networkx as nx
 
-from netdojo.scenarios.faults.base import FaultContext
+from netdojo.scenarios.faults.base import FaultContext, sole_shortest_paths
 from netdojo.scenarios.network import Network
 
 STEERING_NAMES = {"in": ("PREFER", "LP", "PRIMARY"), "out": ("PREPEND", "PAD", "DEPREF")}
@@ -44,17 +44,18 @@ def exit_choice(ctx: FaultContext, slack: int) -> ExitChoice | None:
     The intended path is the unique shortest one; every best path of the alternative next
     router avoids the source; ``slack`` bounds how much longer the alternative may be.
     """
-    graph = ctx.network.router_graph()
+    graph = ctx.router_graph
     pairs = list(itertools.permutations(sorted(ctx.network.lans), 2))
     ctx.rng.shuffle(pairs)
+    sole: dict[str, dict[str, list[str]]] = {}  # target -> source -> its only shortest path
     for a, b in pairs:
         source, target = ctx.network.router_of(a), ctx.network.router_of(b)
-        if source == target:
+        if target not in sole:
+            sole[target] = sole_shortest_paths(graph, target)
+        if source == target or source not in sole[target]:
             continue
-        paths = list(nx.all_shortest_paths(graph, source, target))
-        if len(paths) != 1:
-            continue
-        intended, distance = paths[0][1], len(paths[0]) - 1
+        path = sole[target][source]
+        intended, distance = path[1], len(path) - 1
         for other in sorted(graph.neighbors(source)):
             if other == intended:
                 continue

@@ -9,6 +9,7 @@ import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TypeVar, cast
 
 import networkx as nx
 
@@ -30,18 +31,39 @@ from netdojo.scenarios.hidden_tests import (
 from netdojo.scenarios.ipv6 import ospf6_adjacency_test
 from netdojo.scenarios.isis import isis_adjacency_test
 from netdojo.scenarios.model import Fault, configure
-from netdojo.scenarios.network import Iface, Network, Routing, ospf_link, static_routes
+from netdojo.scenarios.network import (
+    Iface,
+    Network,
+    Routing,
+    interface,
+    ospf_link,
+    static_routes,
+)
 from netdojo.scenarios.rip import heard_test
 from netdojo.scenarios.symptoms import Observation
+
+T = TypeVar("T")
 
 
 @dataclass
 class FaultContext:
+    """What faults are drawn from. The network does not change while they are, so what is
+    worked out from it alone is worked out once (`derived` and the cached properties)."""
+
     network: Network
     routing: Routing
     rng: random.Random
     used: set[str] = field(default_factory=set)  # devices and interfaces already faulted
     firewall: Firewall | None = None  # the policy of a family with a firewall
+    _derived: dict[Callable[[Network], object], object] = field(
+        default_factory=dict, init=False, repr=False
+    )
+
+    def derived(self, work_out: Callable[[Network], T]) -> T:
+        """``work_out(network)``, worked out on the first call only."""
+        if work_out not in self._derived:
+            self._derived[work_out] = work_out(self.network)
+        return cast(T, self._derived[work_out])
 
     def take(self, *keys: str) -> bool:
         """Reserve ``keys``; False when one is already used by another fault."""
@@ -57,6 +79,11 @@ class FaultContext:
     @cached_property
     def transit_links(self) -> list[tuple[str, str]]:
         return self.network.transit_links()
+
+    @cached_property
+    def router_graph(self) -> nx.Graph:
+        """The network's router graph, frozen: copy it to change it."""
+        return nx.freeze(self.network.router_graph())
 
     @cached_property
     def courses(self) -> dict[tuple[str, str], Course]:
@@ -82,12 +109,12 @@ def router_id(network: Network, router: str) -> str:
 
 
 def subnet_of(iface: Iface) -> str:
-    return str(ipaddress.ip_interface(iface.address).network)
+    return str(interface(iface.address).network)
 
 
 def hosts_in(network: Network, prefix: str) -> set[str]:
     net = ipaddress.ip_network(prefix)
-    return {h for h in network.lans if ipaddress.ip_address(network.host_address(h)) in net}
+    return {h for h in network.lans if interface(network.node(h).ifaces[0].address).ip in net}
 
 
 def adjacency_test(network: Network, a: str, b: str, expect: bool, tag: str) -> OspfAdjacencyTest:
@@ -351,25 +378,46 @@ class Detour:
 def detours(ctx: FaultContext) -> Iterator[Detour]:
     """Links whose loss (or higher cost) would push the traffic between two sites onto a longer
     path that avoids every link another fault touches, drawn one at a time."""
-    graph = ctx.network.router_graph()
     # Links other faults touch may be down: the detour must not rely on them.
-    graph.remove_edges_from([(a, b) for a, b in list(graph.edges) if f"link:{a}:{b}" in ctx.used])
+    touched = [(a, b) for a, b in ctx.router_graph.edges if f"link:{a}:{b}" in ctx.used]
+    graph = nx.restricted_view(ctx.router_graph, (), touched)
     pairs = list(itertools.permutations(sorted(ctx.network.lans), 2))
     ctx.rng.shuffle(pairs)
+    sole: dict[str, dict[str, list[str]]] = {}  # target -> source -> its only shortest path
     for a, b in pairs:
         source, target = ctx.network.router_of(a), ctx.network.router_of(b)
-        if source == target or not nx.has_path(graph, source, target):
+        if target not in sole:
+            sole[target] = sole_shortest_paths(graph, target)
+        if source == target or source not in sole[target]:
             continue
-        paths = list(nx.all_shortest_paths(graph, source, target))
-        if len(paths) != 1:
-            continue
-        path = paths[0]
+        path = sole[target][source]
         index = ctx.rng.randrange(len(path) - 1)
-        detour = graph.copy()
-        detour.remove_edge(path[index], path[index + 1])
+        detour = nx.restricted_view(graph, (), [(path[index], path[index + 1])])
         if not nx.has_path(detour, path[index], target):
             continue
         yield Detour(b, path, index, nx.shortest_path(detour, path[index], target))
+
+
+def sole_shortest_paths(graph: nx.Graph, target: str) -> dict[str, list[str]]:
+    """For each router that has exactly one shortest path to ``target``, that path."""
+    nearer: dict[str, list[str]] = {target: []}  # each router's neighbours one hop nearer
+    hops, frontier = {target: 0}, [target]
+    while frontier:
+        following = []
+        for router in frontier:
+            for n in graph[router]:
+                if n not in hops:
+                    hops[n] = hops[router] + 1
+                    nearer[n] = []
+                    following.append(n)
+                if hops[n] == hops[router] + 1:
+                    nearer[n].append(router)
+        frontier = following
+    sole = {target: [target]}
+    for router, steps in nearer.items():  # nearest first
+        if len(steps) == 1 and steps[0] in sole:
+            sole[router] = [router, *sole[steps[0]]]
+    return sole
 
 
 def steerable_port(ctx: FaultContext) -> tuple[str, str, Iface, str, str] | None:
@@ -447,12 +495,8 @@ def unannounced_lan(head: str, statement: str, protocol: str) -> Injector:
 
 def narrower(address: str, outside: str, rng: random.Random) -> str:
     """``address`` with a longer mask (/25 to /30) that leaves ``outside`` off its subnet."""
-    ip = address.split("/")[0]
-    lengths = [
-        n
-        for n in range(25, 31)
-        if ipaddress.ip_address(outside) not in ipaddress.ip_interface(f"{ip}/{n}").network
-    ]
+    ip, other = address.split("/")[0], ipaddress.ip_address(outside)
+    lengths = [n for n in range(25, 31) if other not in interface(f"{ip}/{n}").network]
     return f"{ip}/{rng.choice(lengths)}"
 
 
@@ -467,11 +511,14 @@ def mistyped(ctx: FaultContext, prefix: str) -> str | None:
 def remote_lan_route(ctx: FaultContext) -> tuple[str, str] | None:
     """A router and a remote LAN prefix, the router not attached to that LAN, the pair taken
     (``route:<router>:<prefix>``) so no other fault routes it."""
+    lans = [
+        (ctx.network.router_of(host), prefix) for host, prefix in sorted(ctx.network.lans.items())
+    ]
     pairs = [
         (router.name, prefix)
         for router in ctx.network.routers
-        for host, prefix in sorted(ctx.network.lans.items())
-        if ctx.network.router_of(host) != router.name
+        for gateway, prefix in lans
+        if gateway != router.name
     ]
     ctx.rng.shuffle(pairs)
     for router, prefix in pairs:

@@ -74,7 +74,7 @@ def requires_policy(ctx: FaultContext, tag: str) -> FaultPlan | None:
     if router is None:
         return None
     head = f"router bgp {ctx.network.node(router).asn}"
-    peers = sorted(ctx.network.router_graph().neighbors(router))
+    peers = sorted(ctx.router_graph.neighbors(router))
     hosts = sorted(ctx.network.lans)
     filtered = {(router, p, h) for p in peers for h in hosts}
     filtered |= {(p, router, h) for p in peers for h in hosts}

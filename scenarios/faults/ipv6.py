@@ -28,7 +28,7 @@ from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.hidden_tests import HiddenTest
 from netdojo.scenarios.ipv6 import AREA, DEAD_INTERVAL, HELLO_INTERVAL, ospf6_adjacency_test
 from netdojo.scenarios.model import Fault, configure
-from netdojo.scenarios.network import Network
+from netdojo.scenarios.network import Network, interface
 from netdojo.scenarios.registry import fault
 
 WRONG_AREA = "0.0.0.1"
@@ -86,7 +86,7 @@ def lan_unannounced(ctx: FaultContext, tag: str) -> FaultPlan | None:
         return None
     router, host, iface = picked
     prefix = subnet_of(iface)
-    neighbour = min(ctx.network.router_graph().neighbors(router), default=None)
+    neighbour = min(ctx.router_graph.neighbors(router), default=None)
     if neighbour is None:
         return None
     head = f"interface {iface.name}"
@@ -112,7 +112,7 @@ def lan_wrong_prefix(ctx: FaultContext, tag: str) -> FaultPlan | None:
         return None
     router, host, iface = picked
     good = ipaddress.IPv6Interface(iface.address)
-    taken = {ipaddress.ip_interface(i.address).network for n in ctx.network.nodes for i in n.ifaces}
+    taken = {interface(i.address).network for n in ctx.network.nodes for i in n.ifaces}
     shifts = list(SHIFTS)
     ctx.rng.shuffle(shifts)
     for shift in shifts:

@@ -119,7 +119,7 @@ remote_as_wrong = fault("v6bgp.remote_as_wrong", routing={"bgp6"})(
 
 def _only_through(ctx: FaultContext, receiver: str, sender: str) -> list[str]:
     """The hosts whose LAN ``receiver`` learns on its shortest AS paths from ``sender`` alone."""
-    graph = ctx.network.router_graph()
+    graph = ctx.router_graph
     hosts = []
     for host in sorted(ctx.network.lans):
         target = ctx.network.router_of(host)

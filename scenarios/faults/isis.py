@@ -129,7 +129,7 @@ metric_steering = fault("isis.metric_steering", routing={"isis"})(
 def overload_bit(ctx: FaultContext, tag: str) -> FaultPlan | None:
     """The overload bit, set for maintenance and never cleared: the router still reaches and
     is reached, but carries no transit, so traffic that crossed it detours or is lost."""
-    graph = ctx.network.router_graph()
+    graph = ctx.router_graph
     routers = sorted(graph.nodes)
     ctx.rng.shuffle(routers)
     for router in routers:

@@ -148,7 +148,7 @@ def router_id_clash(ctx: FaultContext, tag: str) -> FaultPlan | None:
 
     A router-id change needs `clear ip ospf process` to take effect, on injection and fix alike.
     """
-    graph = ctx.network.router_graph()
+    graph = ctx.router_graph
     stubs = sorted(r for r in graph.nodes if graph.degree(r) == 1)
     ctx.rng.shuffle(stubs)
     for router in stubs:

@@ -17,6 +17,7 @@ from netdojo.scenarios.faults.base import FaultContext, FaultPlan, hosts_in
 from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.hidden_tests import IpRuleParams, IpRuleTest
 from netdojo.scenarios.model import Fault, ToolCall, execute
+from netdojo.scenarios.network import interface
 from netdojo.scenarios.registry import fault
 
 UNROUTABLE = ("unreachable", "blackhole", "prohibit")
@@ -178,7 +179,7 @@ def _supernet(ctx: FaultContext, lan: str, router: str) -> str | None:
     for node in network.routers:
         for iface in node.ifaces:
             lan_port = network.node(iface.peer).role == "host"
-            inside = ipaddress.ip_interface(iface.address).ip in wide
+            inside = interface(iface.address).ip in wide
             if inside and (not lan_port or node.name == router):
                 return None
     return str(wide)

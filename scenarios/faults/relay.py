@@ -31,7 +31,7 @@ def relayed_lease_test(ctx: FaultContext, tag: str, host: str, expect: bool = Tr
     """``host`` obtains (or, not ``expect``, obtains no) its lease through its relay, from the
     lab's server: a server the agent starts elsewhere, on the gateway say, serves no lease the
     test takes."""
-    relays = place_relays(ctx.network)
+    relays = ctx.derived(place_relays)
     servers = server_identifiers(ctx.network, relays)
     return lease_test(ctx, tag, host, dns=relays.address, servers=servers, expect=expect)
 
@@ -59,7 +59,7 @@ def _wrong_servers(ctx: FaultContext) -> list[str]:
     """Addresses a relay may be left pointing at, where no DHCP server runs: a retired server's
     (the loopback of a router that relays for no LAN and serves nothing) or the server's own
     with its last octet mistyped (an address no device has)."""
-    relays = place_relays(ctx.network)
+    relays = ctx.derived(place_relays)
     gateways = {gateway for gateway, _ in relays.relays.values()}
     loopbacks = {r.loopback for r in ctx.network.routers if r.loopback}
     retired = sorted(
@@ -82,7 +82,7 @@ def relay_wrong_server(ctx: FaultContext, tag: str) -> FaultPlan | None:
     (a retired server's, or the server's mistyped): the host is left without an address."""
     if not (host := pick_client(ctx)):
         return None
-    relays = place_relays(ctx.network)
+    relays = ctx.derived(place_relays)
     gateway, local = relays.relays[host]
     if not (candidates := _wrong_servers(ctx)):
         return None
@@ -100,7 +100,7 @@ def relay_missing(ctx: FaultContext, tag: str) -> FaultPlan | None:
     address."""
     if not (host := pick_client(ctx)):
         return None
-    relays = place_relays(ctx.network)
+    relays = ctx.derived(place_relays)
     gateway, local = relays.relays[host]
     return _plan(
         ctx, tag, host, gateway, "dhcp-relay", relay_conf(None, relays.address),
@@ -116,7 +116,7 @@ def relay_scope_missing(ctx: FaultContext, tag: str) -> FaultPlan | None:
     if "dhcp:server" in ctx.used or not (host := pick_client(ctx)):
         return None
     ctx.take("dhcp:server")
-    relays = place_relays(ctx.network)
+    relays = ctx.derived(place_relays)
     scopes = relayed_scopes(ctx.network, relays)
     kept = [scope for scope in scopes if scope.tag != host]
     return _plan(

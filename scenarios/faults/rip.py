@@ -103,7 +103,7 @@ missing_network_stub = fault("rip.missing_network_stub", routing={"rip"})(
 
 
 def _hop_distances(ctx: FaultContext, target: str) -> dict[str, int]:
-    return nx.single_source_shortest_path_length(ctx.network.router_graph(), target)
+    return nx.single_source_shortest_path_length(ctx.router_graph, target)
 
 
 def _listed(
@@ -139,7 +139,7 @@ def distribute_list(ctx: FaultContext, tag: str) -> FaultPlan | None:
             (x, n)
             for x in sorted(distance)
             if x != origin
-            for n in ctx.network.router_graph().neighbors(x)
+            for n in ctx.router_graph.neighbors(x)
             if distance[n] == distance[x] - 1
         ]
         ctx.rng.shuffle(options)
@@ -219,7 +219,7 @@ def slow_timers(ctx: FaultContext, tag: str) -> FaultPlan | None:
     its neighbours time out every route they learnt from it 15 s after its last one, and route
     nothing through it (its LANs are unreachable) until it is back on the network's timers.
     It still hears them, so its own routes stay."""
-    graph = ctx.network.router_graph()
+    graph = ctx.router_graph
     routers = sorted(graph.nodes)
     ctx.rng.shuffle(routers)
     for router in routers:

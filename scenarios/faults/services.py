@@ -44,7 +44,7 @@ def service_call(device: str, service: str, config: str | None = None) -> ToolCa
 
 def lease_test(ctx: FaultContext, tag: str, host: str, **params: object) -> DhcpLeaseTest:
     gateway = ctx.network.node(host).gateway
-    dns = place_services(ctx.network).dns_address
+    dns = ctx.derived(place_services).dns_address
     fields: dict[str, object] = {"subnet": ctx.network.lans[host], "router": gateway, "dns": dns}
     fields.update(params)
     expect = fields.get("expect", True)
@@ -79,7 +79,7 @@ def _dhcp_plan(
     ctx: FaultContext, tag: str, host: str, wrong: DhcpScope | str, present: HiddenTest,
     impact: Impact, flows: frozenset[Observation], params: dict[str, object],
 ) -> FaultPlan:  # fmt: skip
-    services = place_services(ctx.network)
+    services = ctx.derived(place_services)
     router, _ = services.dhcp[host]
     right = dhcp_scope(ctx.network, services, host)
     renew = service_call(host, "dhcp-client")
@@ -105,7 +105,7 @@ def scope_outside(ctx: FaultContext, tag: str) -> FaultPlan | None:
     request there, and the host is left without an address."""
     if not (host := pick_client(ctx)):
         return None
-    right = dhcp_scope(ctx.network, place_services(ctx.network), host)
+    right = dhcp_scope(ctx.network, ctx.derived(place_services), host)
     shift = ctx.rng.choice((1, 2, -1, 16))
     first = other_subnet(right.first, shift)
     wrong = dataclasses.replace(right, first=first, last=first)
@@ -122,7 +122,7 @@ def scope_exhausted(ctx: FaultContext, tag: str) -> FaultPlan | None:
     nothing left for the host, which is left without an address."""
     if not (host := pick_client(ctx)):
         return None
-    right = dhcp_scope(ctx.network, place_services(ctx.network), host)
+    right = dhcp_scope(ctx.network, ctx.derived(place_services), host)
     mac = "02:" + ":".join(f"{ctx.rng.randint(0, 255):02x}" for _ in range(5))
     wrong = dataclasses.replace(right, reserved=mac)
     present = lease_test(ctx, tag, host, expect=False)
@@ -150,7 +150,7 @@ def config_broken(ctx: FaultContext, tag: str) -> FaultPlan | None:
     not start, and the host is left without an address."""
     if not (host := pick_client(ctx)):
         return None
-    text = dhcp_conf(dhcp_scope(ctx.network, place_services(ctx.network), host))
+    text = dhcp_conf(dhcp_scope(ctx.network, ctx.derived(place_services), host))
     line = next(x for x in text.splitlines() if x.startswith("dhcp-range="))
     wrong = _misspelt(ctx, text, line)
     present = lease_test(ctx, tag, host, expect=False)
@@ -172,7 +172,7 @@ def wrong_router(ctx: FaultContext, tag: str) -> FaultPlan | None:
     a default route that leads nowhere."""
     if not (host := pick_client(ctx)):
         return None
-    right = dhcp_scope(ctx.network, place_services(ctx.network), host)
+    right = dhcp_scope(ctx.network, ctx.derived(place_services), host)
     wrong_gateway = _unused(ctx, host)
     wrong = dataclasses.replace(right, router=wrong_gateway)
     present = lease_test(ctx, tag, host, router=wrong_gateway)
@@ -193,7 +193,7 @@ def wrong_resolver(ctx: FaultContext, tag: str) -> FaultPlan | None:
     host's own lookups are refused, while the lab's DNS server still answers."""
     if not (host := pick_client(ctx)) or not (peer := _peer(ctx, host)):
         return None
-    services = place_services(ctx.network)
+    services = ctx.derived(place_services)
     loopbacks = sorted(
         r.loopback for r in ctx.network.routers
         if r.loopback and r.name != services.dns_router
@@ -246,7 +246,7 @@ def wrong_record(ctx: FaultContext, tag: str) -> FaultPlan | None:
     target = ctx.rng.choice(hosts)
     others = [h for h in hosts if h != target]
     other, client = ctx.rng.choice(others), ctx.rng.choice(others)
-    services = place_services(ctx.network)
+    services = ctx.derived(place_services)
     records = zone_records(ctx.network, services)
     name = services.name_of(target)
     wrong_address = ctx.network.host_address(other)
@@ -271,7 +271,7 @@ def zone_broken(ctx: FaultContext, tag: str) -> FaultPlan | None:
     if len(hosts) < 2 or not ctx.take("dns:zone"):
         return None
     target, client = ctx.rng.sample(hosts, 2)
-    services = place_services(ctx.network)
+    services = ctx.derived(place_services)
     records = zone_records(ctx.network, services)
     name = services.name_of(target)
     right_address = records[name]
