@@ -17,6 +17,7 @@ Instances run two at a time; each family's verdict is a test of its own.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import anyio
@@ -84,9 +85,17 @@ async def _audit(instance: Instance) -> list[str]:
 
 
 async def _check(instance: Instance) -> list[str]:
+    started = time.monotonic()
     found = [f"audit: {problem}" for problem in await _audit(instance)]
+    audited = time.monotonic()
     scenario = generate(*instance)
     found += [f"cheater: {problem}" for problem in problems(scenario, await cheat(scenario))]
+    verdict = "ok" if not found else f"{len(found)} problems"
+    print(
+        f"{_label(instance)}: audit {audited - started:.0f}s, "
+        f"cheater {time.monotonic() - audited:.0f}s, {verdict}",
+        flush=True,
+    )
     return found
 
 

@@ -36,7 +36,7 @@ from .leftovers import leftovers, new_since
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(2400)]
 PURPLE = "heuristic"
 SHARDS = 2
-CONFIG: dict[str, Any] = {"families": ["static-routing"], "levels": [1], "seed": 7, "episodes": 4}
+CONFIG: dict[str, Any] = {"families": ["static-routing"], "levels": [1], "seed": 7, "episodes": 2}
 WHERE_AM_I = (
     "from netdojo.labs.container import own_container; "
     "from netdojo.labs.host_read import can_enter; print(can_enter(), own_container())"

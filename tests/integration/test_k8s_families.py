@@ -1,8 +1,8 @@
-"""The Kubernetes policy families on live labs: the live audit of instances of both, and a
-repair worked through practice mode with the real `kubectl`, graded before and after.
+"""The Kubernetes policy families on live labs: a repair worked through practice mode with the
+real `kubectl`, graded before and after.
 
-Agents that must not score (noop, vandal, cheater) are run on every family by the arena,
-calibration and cheater tests; here a noop and a vandal episode pin what they get.
+Both families are audited and run against the cheater with every other family
+(`test_every_family.py`); here a noop and a vandal episode pin what they get.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import pytest
 from mcp import Client
 
 from netdojo.clients.agents import Policy, noop, vandal
-from netdojo.judges.audit import audit_instance
 from netdojo.judges.runner import run_episode
 from netdojo.reports.records import Budgets
 from netdojo.scenarios.generate import generate
@@ -28,19 +27,7 @@ from netdojo.servers.practice import PracticeSession
 from .arena import in_process
 
 pytestmark = pytest.mark.anyio
-REPAIR, BUILD = "k8s-policy-repair", "k8s-policy-build"
-
-
-@pytest.mark.parametrize(("family", "levels"), [(REPAIR, (1, 2)), (BUILD, (1,))])
-async def test_an_instance_stages_and_its_reference_solution_passes_the_audit(
-    family: str, levels: tuple[int, ...]
-) -> None:
-    """One instance at one of ``levels``, drawn afresh each run, with a fresh seed."""
-    level, seed = secrets.choice(levels), 1 + secrets.randbelow(10_000)
-    record = await audit_instance(family, level, seed)
-    failed = {name: stage.detail for name, stage in record.stages.items() if not stage.ok}
-    assert record.ok, (level, seed, record.error, failed)
-    assert {"baseline", "fixed", "integrity"} <= set(record.stages)
+REPAIR = "k8s-policy-repair"
 
 
 def _faulted_with_a_working_flow() -> Scenario:
