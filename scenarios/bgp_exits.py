@@ -51,7 +51,7 @@ def exit_choice(ctx: FaultContext, slack: int) -> ExitChoice | None:
     for a, b in pairs:
         source, target = ctx.network.router_of(a), ctx.network.router_of(b)
         if target not in sole:
-            sole[target] = sole_shortest_paths(graph, target)
+            sole[target] = sole_shortest_paths(graph.adj, target)
         if source == target or source not in sole[target]:
             continue
         path = sole[target][source]

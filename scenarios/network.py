@@ -35,6 +35,12 @@ def interface(address: str) -> ipaddress.IPv4Interface | ipaddress.IPv6Interface
     return ipaddress.ip_interface(address)
 
 
+@lru_cache(maxsize=1 << 14)
+def subnet(address: str) -> str:
+    """The prefix of an interface address: 10.4.0.0/30 for 10.4.0.1/30."""
+    return str(interface(address).network)
+
+
 class Iface(BaseModel):
     name: str
     link: str
@@ -121,7 +127,14 @@ class Network(BaseModel):
         )
 
     def transit_links(self) -> list[tuple[str, str]]:
-        return sorted(tuple(sorted(edge)) for edge in self.router_graph().edges)  # type: ignore[misc]
+        """Each pair of linked routers once, as (lesser name, greater name), in order."""
+        pairs = {
+            (min(router.name, iface.peer), max(router.name, iface.peer))
+            for router in self.routers
+            for iface in router.ifaces
+            if self.node(iface.peer).role == "router"
+        }
+        return sorted(pairs)
 
 
 def plan_network(
@@ -233,7 +246,7 @@ def redistribution_lines(network: Network, router: Node) -> list[str]:
         return []
     prefix_list, route_map = REDISTRIBUTION
     lines = [
-        f"ip prefix-list {prefix_list} seq {5 * (k + 1)} permit {interface(i.address).network}"
+        f"ip prefix-list {prefix_list} seq {5 * (k + 1)} permit {subnet(i.address)}"
         for k, i in enumerate(lans)
     ]
     return [
@@ -275,7 +288,7 @@ def ospf_lines(network: Network, router: Node, ports: list[Iface] | None = None)
     if any(i.link in network.redistributed for i in ports):
         lines.append(f" redistribute connected route-map {REDISTRIBUTION[1]}")
     lines += [
-        f" network {interface(i.address).network} area {network.ospf_areas.get(i.link, 0)}"
+        f" network {subnet(i.address)} area {network.ospf_areas.get(i.link, 0)}"
         for i in ports
         if i.link not in network.redistributed
     ]
@@ -308,7 +321,7 @@ def bgp_lines(network: Network, router: Node) -> list[str]:
     lines.append(" address-family ipv4 unicast")
     for iface in router.ifaces:
         if network.node(iface.peer).role == "host":
-            lines.append(f"  network {interface(iface.address).network}")
+            lines.append(f"  network {subnet(iface.address)}")
     lines += [f"  network {router.loopback}/32", " exit-address-family", "exit"]
     return lines
 
@@ -352,7 +365,7 @@ def ibgp_lines(network: Network, router: Node) -> list[str]:
         ]
     lines.append(" address-family ipv4 unicast")
     lines += [
-        f"  network {interface(i.address).network}"
+        f"  network {subnet(i.address)}"
         for i in router.ifaces
         if network.node(i.peer).role == "host"
     ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ipaddress
 import itertools
 import random
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TypeVar, cast
@@ -38,6 +38,7 @@ from netdojo.scenarios.network import (
     interface,
     ospf_link,
     static_routes,
+    subnet,
 )
 from netdojo.scenarios.rip import heard_test
 from netdojo.scenarios.symptoms import Observation
@@ -90,6 +91,18 @@ class FaultContext:
         """Where traffic between each ordered host pair goes before any fault."""
         return courses(self.network, self.routing, Impact())
 
+    @cached_property
+    def crossings(self) -> dict[tuple[str, str], list[tuple[str, str]]]:
+        """For each router-to-router step (x, y), the ordered host pairs whose traffic arrives
+        and goes from x to y on every way, before any fault; in order."""
+        found: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        for pair, course in sorted(self.courses.items()):
+            if course.arrives:
+                ways = [set(itertools.pairwise(path)) for path in course.paths]
+                for step in set.intersection(*ways):
+                    found.setdefault(step, []).append(pair)
+        return found
+
 
 @dataclass
 class FaultPlan:
@@ -109,7 +122,7 @@ def router_id(network: Network, router: str) -> str:
 
 
 def subnet_of(iface: Iface) -> str:
-    return str(interface(iface.address).network)
+    return subnet(iface.address)
 
 
 def hosts_in(network: Network, prefix: str) -> set[str]:
@@ -381,31 +394,46 @@ def detours(ctx: FaultContext) -> Iterator[Detour]:
     # Links other faults touch may be down: the detour must not rely on them.
     touched = [(a, b) for a, b in ctx.router_graph.edges if f"link:{a}:{b}" in ctx.used]
     graph = nx.restricted_view(ctx.router_graph, (), touched)
+    linked = {router: list(graph[router]) for router in graph}
     pairs = list(itertools.permutations(sorted(ctx.network.lans), 2))
     ctx.rng.shuffle(pairs)
     sole: dict[str, dict[str, list[str]]] = {}  # target -> source -> its only shortest path
     for a, b in pairs:
         source, target = ctx.network.router_of(a), ctx.network.router_of(b)
         if target not in sole:
-            sole[target] = sole_shortest_paths(graph, target)
+            sole[target] = sole_shortest_paths(linked, target)
         if source == target or source not in sole[target]:
             continue
         path = sole[target][source]
         index = ctx.rng.randrange(len(path) - 1)
-        detour = nx.restricted_view(graph, (), [(path[index], path[index + 1])])
-        if not nx.has_path(detour, path[index], target):
+        x, y = path[index], path[index + 1]
+        if target not in _reached(linked, x, (x, y)):
             continue
-        yield Detour(b, path, index, nx.shortest_path(detour, path[index], target))
+        detour = nx.restricted_view(graph, (), [(x, y)])
+        yield Detour(b, path, index, nx.shortest_path(detour, x, target))
 
 
-def sole_shortest_paths(graph: nx.Graph, target: str) -> dict[str, list[str]]:
-    """For each router that has exactly one shortest path to ``target``, that path."""
+def _reached(linked: Mapping[str, Iterable[str]], start: str, lost: tuple[str, str]) -> set[str]:
+    """The routers ``start`` reaches over ``linked`` without the link ``lost``."""
+    seen, frontier = {start}, [start]
+    while frontier:
+        router = frontier.pop()
+        for n in linked[router]:
+            if n not in seen and not (router in lost and n in lost):
+                seen.add(n)
+                frontier.append(n)
+    return seen
+
+
+def sole_shortest_paths(linked: Mapping[str, Iterable[str]], target: str) -> dict[str, list[str]]:
+    """For each router that has exactly one shortest path to ``target`` over ``linked`` (each
+    router's neighbours), that path."""
     nearer: dict[str, list[str]] = {target: []}  # each router's neighbours one hop nearer
     hops, frontier = {target: 0}, [target]
     while frontier:
         following = []
         for router in frontier:
-            for n in graph[router]:
+            for n in linked[router]:
                 if n not in hops:
                     hops[n] = hops[router] + 1
                     nearer[n] = []

@@ -28,17 +28,9 @@ MEASURED_PAIRS = 3
 """Flows a fault's targets measure, at most (each measure takes seconds)."""
 
 
-def crosses(path: tuple[str, ...], x: str, y: str) -> bool:
-    return any(path[i] == x and path[i + 1] == y for i in range(len(path) - 1))
-
-
 def crossing(ctx: FaultContext, x: str, y: str) -> list[Pair]:
     """The ordered host pairs whose every way from sender to receiver goes from x to y."""
-    return sorted(
-        pair
-        for pair, course in ctx.courses.items()
-        if course.arrives and all(crosses(path, x, y) for path in course.paths)
-    )
+    return list(ctx.crossings.get((x, y), []))
 
 
 def crossed_end(ctx: FaultContext) -> tuple[str, str, Iface, list[Pair]] | None:

@@ -16,7 +16,6 @@ from netdojo.scenarios.faults.datapath import (
     Pair,
     arriving,
     crossed_end,
-    crosses,
     latency_test,
     measured,
     throughput_test,
@@ -114,13 +113,14 @@ def random_drop(ctx: FaultContext, tag: str) -> FaultPlan | None:
     if not (picked := transit_end(ctx)):
         return None
     x, y, iface = picked
+    crossing = set(ctx.crossings.get((x, y), []))
     pairs = sorted(
         (a, b)
         for (a, b), there in ctx.courses.items()
         if a < b
         and there.arrives
         and ctx.courses[b, a].arrives
-        and any(all(crosses(p, x, y) for p in way.paths) for way in (there, ctx.courses[b, a]))
+        and ((a, b) in crossing or (b, a) in crossing)
     )
     if not pairs or not ctx.take(f"perf:drop:{x}"):
         return None

@@ -3,8 +3,6 @@ mismatch, redistribution gone or filtered, a router-id clash."""
 
 from __future__ import annotations
 
-import ipaddress
-
 from netdojo.scenarios.faults.base import (
     FaultContext,
     FaultPlan,
@@ -16,7 +14,7 @@ from netdojo.scenarios.faults.base import (
 )
 from netdojo.scenarios.forwarding import Impact
 from netdojo.scenarios.model import Fault, configure, execute
-from netdojo.scenarios.network import REDISTRIBUTION, Network
+from netdojo.scenarios.network import REDISTRIBUTION, Network, subnet
 from netdojo.scenarios.registry import fault
 
 
@@ -75,7 +73,7 @@ def _redistributed_lan(ctx: FaultContext) -> tuple[str, str, str] | None:
         if iface.link in ctx.network.redistributed and ctx.take(
             f"if:{router}:{iface.name}", f"host:{host}", f"redistribute:{router}"
         ):
-            return router, host, str(ipaddress.ip_interface(iface.address).network)
+            return router, host, subnet(iface.address)
     return None
 
 
