@@ -12,14 +12,14 @@ agrees. A ping works when both directions arrive.
 
 from __future__ import annotations
 
-import heapq
 import itertools
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import networkx as nx
 
+from netdojo.scenarios.costs import least_costs
 from netdojo.scenarios.network import Network, Routing, static_routes
 from netdojo.scenarios.rip import rip_hops
 
@@ -135,6 +135,17 @@ class Course:
 
 
 Hops = Callable[[str, str, bool], set[str] | None]  # (router, host, first) -> next routers
+LinkState = tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]  # see `_link_state`
+
+
+class Step(NamedTuple):
+    """Where traffic goes on from a router: the next routers over links that are up, in name
+    order, and whether some way is lost there (no next router, or one over a link down)."""
+
+    onward: tuple[str, ...]
+    lost: bool
+
+
 Ping = Literal["works", "broken", "unsure"]
 
 
@@ -153,6 +164,7 @@ class Forwarding:
         if routing == "static":
             self._plan_static()
         self._courses: dict[Hashable, dict[tuple[str, str], Course]] = {}  # by `Impact.key`
+        self._link_states: dict[Hashable, LinkState] = {}
 
     def _plan_static(self) -> None:
         by_address = {
@@ -177,16 +189,18 @@ class Forwarding:
 
     def _follow(self, impact: Impact) -> dict[tuple[str, str], Course]:
         hops = self._hops(impact)
-        ahead: dict[tuple[str, str, bool], tuple[str, ...] | None] = {}
+        ahead: dict[tuple[str, str, bool], Step | None] = {}
 
-        def next_routers(router: str, host: str, first: bool) -> tuple[str, ...] | None:
-            """The routers traffic for ``host`` may go to from ``router``, in name order; None
-            when the model cannot tell (each asked once per impact)."""
+        def step(router: str, host: str, first: bool) -> Step | None:
+            """Where traffic for ``host`` goes on from ``router`` (asked once per impact)."""
             key = (router, host, first)
             if key not in ahead:
                 redirect = impact.redirects.get(router, {}).get(host)
                 following = {redirect} if redirect else hops(router, host, first)
-                ahead[key] = None if following is None else tuple(sorted(following))
+                ahead[key] = None
+                if following is not None:
+                    down = {n for n in following if frozenset((router, n)) in impact.down_links}
+                    ahead[key] = Step(tuple(sorted(following - down)), not following or bool(down))
             return ahead[key]
 
         found = {}
@@ -194,7 +208,7 @@ class Forwarding:
             if a in impact.isolated or b in impact.isolated:
                 found[a, b] = Course(frozenset(), True)
             else:
-                found[a, b] = self._walk(impact, next_routers, self.gateway[a], b)
+                found[a, b] = self._walk(impact, step, self.gateway[a], b)
         return found
 
     def ping_states(
@@ -217,7 +231,7 @@ class Forwarding:
     def _walk(
         self,
         impact: Impact,
-        next_routers: Callable[[str, str, bool], tuple[str, ...] | None],
+        step: Callable[[str, str, bool], Step | None],
         start: str,
         host: str,
     ) -> Course:
@@ -239,14 +253,13 @@ class Forwarding:
             if host in impact.drops.get(current, ()):
                 fails = True
                 continue
-            following = next_routers(current, host, len(path) == 1)
-            if following is None:
+            ahead = step(current, host, len(path) == 1)
+            if ahead is None:
                 unsure = True
                 continue
-            if not following:
-                fails = True
-            for router in following:
-                if router in path or frozenset((current, router)) in impact.down_links:
+            fails = fails or ahead.lost
+            for router in ahead.onward:
+                if router in path:
                     fails = True
                 else:
                     stack.append((*path, router))
@@ -271,22 +284,7 @@ class Forwarding:
         of another router crosses it. A router that does not hear a neighbour leaves it out of
         its link-state advertisement, so no path goes from it to that neighbour, while the
         neighbour, which still hears it, keeps the way back (no two-way check)."""
-        costs: dict[str, dict[str, int]] = {router: {} for router in self.graph}
-        for a, b in self.graph.edges:
-            if frozenset((a, b)) in impact.down_links:
-                continue
-            if (b, a) not in impact.silenced:
-                costs[a][b] = impact.costs.get(a, {}).get(b, 1)
-            if (a, b) not in impact.silenced:
-                costs[b][a] = impact.costs.get(b, {}).get(a, 1)
-        arriving: dict[str, dict[str, int]] = {router: {} for router in costs}
-        for a, ways in costs.items():
-            if a not in impact.overloaded:
-                for b, cost in ways.items():
-                    arriving[b][a] = cost
-        distances = {
-            target: _least_costs(arriving, target) for target in set(self.gateway.values())
-        }
+        costs, distances = self._link_state(impact)
 
         def hops(router: str, host: str, _first: bool) -> set[str] | None:
             if host in impact.unannounced:
@@ -300,9 +298,40 @@ class Forwarding:
             if router not in distance:
                 return set()
             best = {n for n, cost in ways.items() if cost == distance[router]}
-            return {n for n in best if frozenset((router, n)) not in impact.unresolved}
+            if impact.unresolved:
+                best = {n for n in best if frozenset((router, n)) not in impact.unresolved}
+            return best
 
         return hops
+
+    def _link_state(self, impact: Impact) -> LinkState:
+        """Each router's port costs towards the neighbours it hears, and every router's least
+        cost to each gateway; worked out once for the links, costs and overloaded routers of
+        an impact, whatever else it holds."""
+        key = (
+            frozenset(impact.down_links),
+            frozenset(impact.silenced),
+            _frozen(impact.costs),
+            frozenset(impact.overloaded),
+        )
+        if key in self._link_states:
+            return self._link_states[key]
+        costs: dict[str, dict[str, int]] = {router: {} for router in self.graph}
+        for a, b in self.graph.edges:
+            if frozenset((a, b)) in impact.down_links:
+                continue
+            if (b, a) not in impact.silenced:
+                costs[a][b] = impact.costs.get(a, {}).get(b, 1)
+            if (a, b) not in impact.silenced:
+                costs[b][a] = impact.costs.get(b, {}).get(a, 1)
+        arriving: dict[str, dict[str, int]] = {router: {} for router in costs}
+        for a, ways in costs.items():
+            if a not in impact.overloaded:
+                for b, cost in ways.items():
+                    arriving[b][a] = cost
+        distances = {target: least_costs(arriving, target) for target in set(self.gateway.values())}
+        self._link_states[key] = costs, distances
+        return costs, distances
 
     def _bgp_hops(self, impact: Impact) -> Hops:
         """The neighbours a router may have learnt its best path from (ties are BGP's to
@@ -366,22 +395,6 @@ class Forwarding:
             return {n for n, length in lengths.items() if length == best}
 
         return hops
-
-
-def _least_costs(arriving: dict[str, dict[str, int]], origin: str) -> dict[str, int]:
-    """The cost of the cheapest way from each router that has one to ``origin``;
-    ``arriving[b][a]``: the cost of the step from a to b."""
-    found: dict[str, int] = {}
-    frontier = [(0, origin)]
-    while frontier:
-        cost, router = heapq.heappop(frontier)
-        if router in found:
-            continue
-        found[router] = cost
-        for previous, step in arriving[router].items():
-            if previous not in found:
-                heapq.heappush(frontier, (cost + step, previous))
-    return found
 
 
 def _bgp_distances(

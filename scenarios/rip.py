@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import networkx as nx
 
+from netdojo.scenarios.costs import least_costs
 from netdojo.scenarios.hidden_tests import RouteParams, RouteTest
 
 if TYPE_CHECKING:
@@ -80,12 +81,12 @@ def rip_hops(graph: nx.Graph, gateway: dict[str, str], impact: Impact) -> Hops:
     uses a neighbour whose updates for the host reach it (not silenced, not filtered), at one
     hop plus any offset, within RIP's reach."""
     distances: dict[str, dict[str, int]] = {}
-    heard: dict[str, nx.DiGraph] = {}
+    heard: dict[str, dict[str, dict[str, int]]] = {}  # host -> receiver -> sender -> metric
     for host, origin in gateway.items():
         if host in impact.unannounced:
             continue
-        listens = nx.DiGraph()
-        listens.add_nodes_from(graph.nodes)
+        listens: dict[str, dict[str, int]] = {router: {} for router in graph}
+        arriving: dict[str, dict[str, int]] = {router: {} for router in graph}
         for a, b in graph.edges:
             if frozenset((a, b)) in impact.down_links:
                 continue
@@ -97,22 +98,18 @@ def rip_hops(graph: nx.Graph, gateway: dict[str, str], impact: Impact) -> Hops:
                 ) in impact.filtered:
                     continue
                 metric = 1 + impact.prepends.get((sender, receiver, host), 0)
-                listens.add_edge(receiver, sender, metric=metric)
+                listens[receiver][sender] = arriving[sender][receiver] = metric
         heard[host] = listens
-        distances[host] = nx.single_source_dijkstra_path_length(
-            listens.reverse(copy=False), origin, cutoff=REACH, weight="metric"
-        )
+        distances[host] = least_costs(arriving, origin, cutoff=REACH)
 
     def hops(router: str, host: str, _first: bool) -> set[str]:
         distance = distances.get(host, {})
         if router not in distance:
             return set()
-        listens = heard[host]
-        metric = listens.edges
         return {
             n
-            for n in listens.successors(router)
-            if n in distance and metric[router, n]["metric"] + distance[n] == distance[router]
+            for n, metric in heard[host][router].items()
+            if n in distance and metric + distance[n] == distance[router]
         }
 
     return hops
