@@ -14,6 +14,7 @@ import hashlib
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import networkx as nx
 
@@ -101,17 +102,22 @@ def draw_pair(ctx: FaultContext, model: Forwarding, offers: Offers) -> Pair | No
     designed = designed_paths(model)
     apart = hops_apart(ctx.network)
     keys = sorted(offers)
-    own = {key: symptoms(model, [offers[key][0]], designed) for key in keys}
+
+    @cache
+    def own(key: tuple[str, str]) -> Observed:
+        """What the offer at ``key`` shows alone (worked out only when asked)."""
+        return symptoms(model, [offers[key][0]], designed)
+
     for first in ctx.rng.sample(keys, len(keys)):
         masking, taken = offers[first]
-        if not own[first].sure:
+        if not own(first).sure:
             continue
         seconds = [
             key
             for key in keys
             if apart(first[1], key[1]) >= MIN_HOPS
             and not offers[key][1] & taken
-            and own[key].observations <= own[first].observations
+            and own(key).observations <= own(first).observations
         ]
         for second in ctx.rng.sample(seconds, len(seconds)):
             masked, also = offers[second]

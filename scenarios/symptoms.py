@@ -10,8 +10,10 @@ observation, so a brief made of them says what is wrong, never why.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Literal
+from weakref import WeakKeyDictionary
 
 from netdojo.scenarios.forwarding import Course, Forwarding, Impact
 
@@ -62,9 +64,23 @@ def designed_paths(model: Forwarding) -> dict[tuple[str, str], tuple[str, ...]]:
     }
 
 
-def outlook(
-    model: Forwarding, impact: Impact, designed: dict[tuple[str, str], tuple[str, ...]]
-) -> Outlook:
+Designed = dict[tuple[str, str], tuple[str, ...]]
+_outlooks: WeakKeyDictionary[Forwarding, dict[Hashable, Outlook]] = WeakKeyDictionary()
+"""Each model's outlooks by impact and designed paths: faults are weighed alone and together
+over and over while an instance is drawn."""
+
+
+def outlook(model: Forwarding, impact: Impact, designed: Designed) -> Outlook:
+    """What ``model`` predicts under ``impact``, the flows in ``designed`` taking their path."""
+    known = _outlooks.setdefault(model, {})
+    key = (impact.key(), frozenset(designed.items()))
+    if key not in known:
+        known[key] = _outlook(model, impact, designed)
+    seen = known[key]
+    return Outlook(seen.observations, seen.sure, dict(seen.detours))
+
+
+def _outlook(model: Forwarding, impact: Impact, designed: Designed) -> Outlook:
     found_courses = model.courses(impact)
     states = model.ping_states(impact, found_courses)
     found: set[Observation] = set()
