@@ -18,26 +18,31 @@ def hop_span(topology: Topology) -> int:
     for a, b in topology.links:
         neighbours[a].add(b)
         neighbours[b].add(a)
-    return max(
-        _farthest(neighbours, router, cut)
-        for cut in [frozenset(), *map(frozenset, topology.links)]
-        for router in topology.routers
-    )
+    worst = 0
+    for start in topology.routers:
+        farthest, tree = _search(neighbours, start, frozenset())
+        # A link lost off the search tree leaves every distance from ``start`` as it was.
+        worst = max(worst, farthest, *(_search(neighbours, start, link)[0] for link in tree))
+    return worst
 
 
-def _farthest(neighbours: dict[str, set[str]], start: str, cut: frozenset[str]) -> int:
-    """How many hops away the farthest router ``start`` reaches is, without the link ``cut``."""
-    seen, frontier, hops = {start}, [start], -1
+def _search(
+    neighbours: dict[str, set[str]], start: str, lost: frozenset[str]
+) -> tuple[int, list[frozenset[str]]]:
+    """A breadth-first search from ``start`` without the link ``lost``: how many hops away the
+    farthest router it reaches is, and the links it reached routers over."""
+    seen, frontier, hops, tree = {start}, [start], -1, []
     while frontier:
         hops += 1
         following = []
         for router in frontier:
             for n in neighbours[router]:
-                if n not in seen and not (router in cut and n in cut):
+                if n not in seen and not (router in lost and n in lost):
                     seen.add(n)
                     following.append(n)
+                    tree.append(frozenset((router, n)))
         frontier = following
-    return hops
+    return hops, tree
 
 
 def plan_rip(topology: Topology, level: int, rng: random.Random) -> Network:
