@@ -2,13 +2,14 @@
 baseline revision, both measured the same way in the same run.
 
 The baseline is checked out with ``git worktree add`` into a temporary folder (removed at the
-end). Each side runs in a subprocess of its own that finds ``netdojo`` and its packages in its
+end). Each side is a worker process of its own that finds ``netdojo`` and its packages in its
 tree, in the folders that tree's ``pyproject.toml`` maps them to, so the baseline's code runs
-whatever netdojo is installed. Both sides generate the same instances (families x levels x
-seeds 1..N), after one warm-up instance per family, timed per family and level in CPU time
-(the process's own, so other work on the machine does not count); they take turns for each
-repeat and the median time of each cell is kept. The sha256 of every instance's
-JSON must be the same on both sides: the benchmark exits 1 when one differs. Results go to
+whatever netdojo is installed. Both workers generate one instance per family to warm up, then
+the same cells (a family at a level, seeds 1..N), the two sides one right after the other for
+each cell, in turn first, so that whatever else the machine does weighs on both alike. A cell's
+time is the worker's own CPU time; each cell is measured ``--repeats`` times and the least time
+kept, as other work only ever adds to it. The sha256 of every instance's JSON must be the same on
+both sides: the benchmark exits 1 when one differs. Results go to
 ``benchmarks/out/generation-<time>.json``.
 """
 
@@ -19,7 +20,6 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,7 +39,7 @@ from _output import Column, rows_table, save
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = "b69a9cd5a2468d6b4b216825a46200da17cf232c"
 """The last revision before scenario generation was sped up."""
-Cell = tuple[str, int]  # (family, level)
+SIDES = ("baseline", "current")
 
 
 class TreeFinder(MetaPathFinder):
@@ -66,33 +66,57 @@ class TreeFinder(MetaPathFinder):
         return spec
 
 
-def measure(root: Path, families: list[str], levels: list[int], seeds: int) -> dict[str, Any]:
-    """Generate every instance with the code of ``root``: seconds and digests per cell."""
+def serve(root: Path) -> None:
+    """A side's worker: generate with the code of ``root`` what each line of standard input
+    asks (JSON: ``family``, ``level``, ``seeds``; or ``warm``: families), and answer each with a
+    line: the CPU seconds the instances took and their digests."""
     sys.meta_path.insert(0, TreeFinder(root))
     from netdojo.scenarios import registry
     from netdojo.scenarios.generate import generate
 
-    for family in families:
-        generate(family, registry.family(family).levels[0], 0)
-    cells = []
-    for family in families:
-        for level in levels:
+    for line in sys.stdin:
+        asked = json.loads(line)
+        if "warm" in asked:
+            for family in asked["warm"]:
+                generate(family, registry.family(family).levels[0], 0)
+            answer: dict[str, Any] = {}
+        else:
+            seeds = range(1, asked["seeds"] + 1)
             started = time.process_time()
-            made = [generate(family, level, seed) for seed in range(1, seeds + 1)]
+            made = [generate(asked["family"], asked["level"], seed) for seed in seeds]
             seconds = time.process_time() - started
             digests = [hashlib.sha256(s.model_dump_json().encode()).hexdigest() for s in made]
-            cells.append({"family": family, "level": level, "seconds": seconds, "digests": digests})
-    return {"cells": cells}
+            answer = {"seconds": seconds, "digests": digests}
+        print(json.dumps(answer), flush=True)
 
 
-def run_side(root: Path, args: argparse.Namespace) -> dict[Cell, dict[str, Any]]:
-    argv = [sys.executable, __file__, "--measure", str(root), "--families", ",".join(args.families)]
-    argv += ["--levels", ",".join(map(str, args.levels)), "--seeds", str(args.seeds)]
-    done = subprocess.run(argv, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"measuring {root} failed:\n{done.stderr[-3000:]}")
-    cells = json.loads(done.stdout)["cells"]
-    return {(cell["family"], cell["level"]): cell for cell in cells}
+class Worker:
+    """A side's worker process, asked one request at a time."""
+
+    def __init__(self, root: Path) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--serve", str(root)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            _, err = self.process.communicate()
+            raise SystemExit(f"a worker failed:\n{err[-3000:]}")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.communicate()
 
 
 def checkout(revision: str, folder: Path) -> None:
@@ -101,6 +125,36 @@ def checkout(revision: str, folder: Path) -> None:
         check=True,
         capture_output=True,
     )
+
+
+def measure(roots: dict[str, Path], args: argparse.Namespace, console: Console) -> list[Any]:
+    """Every cell on both sides: per cell, the least CPU seconds of each side and whether the
+    digests agree."""
+    workers = {side: Worker(root) for side, root in roots.items()}
+    try:
+        for worker in workers.values():
+            worker.ask({"warm": args.families})
+        rows = []
+        for number, (family, level) in enumerate(
+            (family, level) for family in args.families for level in args.levels
+        ):
+            best = dict.fromkeys(SIDES, float("inf"))
+            digests = set()
+            for repeat in range(args.repeats):
+                for side in SIDES if (number + repeat) % 2 == 0 else reversed(SIDES):
+                    answer = workers[side].ask(
+                        {"family": family, "level": level, "seeds": args.seeds}
+                    )
+                    best[side] = min(best[side], answer["seconds"])
+                    digests.add(tuple(answer["digests"]))
+            rows.append((family, level, best, len(digests) == 1))
+            console.print(
+                f"[dim]{family} level {level}: {best['baseline'] / best['current']:.2f}x[/]"
+            )
+        return rows
+    finally:
+        for worker in workers.values():
+            worker.close()
 
 
 def routed_reactive_families() -> list[str]:
@@ -122,55 +176,42 @@ def parse_args() -> argparse.Namespace:
         "--levels", type=lambda text: [int(x) for x in text.split(",")], default=[1, 2, 3]
     )
     parser.add_argument("--seeds", type=int, default=10, help="seeds 1..N per family and level")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per side; medians kept")
-    parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # a side's subprocess
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each cell; least kept")
+    parser.add_argument("--serve", type=Path, help=argparse.SUPPRESS)  # a side's worker
     return parser.parse_args()
 
 
 def main() -> int:
     args = parse_args()
-    if args.measure is not None:
-        print(json.dumps(measure(args.measure, args.families, args.levels, args.seeds)))
+    if args.serve is not None:
+        serve(args.serve)
         return 0
     args.families = args.families or routed_reactive_families()
     console = Console()
-    runs: dict[str, list[dict[Cell, dict[str, Any]]]] = {"baseline": [], "current": []}
     with tempfile.TemporaryDirectory() as tmp:
         baseline = Path(tmp) / "baseline"
         checkout(args.baseline, baseline)
         try:
-            for repeat in range(1, args.repeats + 1):
-                for side, root in (("baseline", baseline), ("current", ROOT)):
-                    started = time.perf_counter()
-                    runs[side].append(run_side(root, args))
-                    took = time.perf_counter() - started
-                    console.print(f"[dim]run {repeat}/{args.repeats}: {side} {took:.1f}s[/]")
+            measured = measure({"baseline": baseline, "current": ROOT}, args, console)
         finally:
             subprocess.run(
                 ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(baseline)],
                 check=False,
                 capture_output=True,
             )
-    rows, differing, compared = [], [], 0
-    for cell in runs["current"][0]:
-        family, level = cell
-        before = statistics.median(run[cell]["seconds"] for run in runs["baseline"])
-        after = statistics.median(run[cell]["seconds"] for run in runs["current"])
-        digests = {tuple(run[cell]["digests"]) for side in runs.values() for run in side}
-        compared += args.seeds
-        if len(digests) != 1:
-            differing.append(f"{family} level {level}")
-        rows.append(
-            {
-                "family": family,
-                "level": level,
-                "baseline_per_s": args.seeds / before,
-                "current_per_s": args.seeds / after,
-                "baseline_s": before,
-                "current_s": after,
-                "ratio": before / after,
-            }
-        )
+    rows = [
+        {
+            "family": family,
+            "level": level,
+            "baseline_per_s": args.seeds / best["baseline"],
+            "current_per_s": args.seeds / best["current"],
+            "baseline_s": best["baseline"],
+            "current_s": best["current"],
+            "ratio": best["baseline"] / best["current"],
+            "identical": identical,
+        }
+        for family, level, best, identical in measured
+    ]
     per_s = Column("", "", lambda v: f"{v:.1f}")
     columns = [
         Column("family", "family"),
@@ -179,8 +220,9 @@ def main() -> int:
         Column("current /s", "current_per_s", per_s.cell),
         Column("speed-up", "ratio", lambda v: f"{v:.2f}x"),
     ]
-    title = f"Instances per second, {args.seeds} seeds per cell, median of {args.repeats} runs"
+    title = f"Instances per second, {args.seeds} seeds per cell, least of {args.repeats} runs"
     console.print(rows_table(title, columns, rows))
+    compared = args.seeds * len(rows)
     before_s = sum(row["baseline_s"] for row in rows)
     after_s = sum(row["current_s"] for row in rows)
     console.print(
@@ -188,6 +230,7 @@ def main() -> int:
         f"current {compared / after_s:.1f}/s, speed-up {before_s / after_s:.2f}x "
         f"(baseline {args.baseline[:12]})"
     )
+    differing = [f"{row['family']} level {row['level']}" for row in rows if not row["identical"]]
     if differing:
         console.print(f"[red]instances differ from the baseline's:[/] {', '.join(differing)}")
     else:
