@@ -1,4 +1,5 @@
-"""Every instance a live check ever failed on, checked again on every run beside the draw."""
+"""Every instance that ever failed staging or its audit in a live check, audited again on every
+run beside the draw."""
 
 from __future__ import annotations
 

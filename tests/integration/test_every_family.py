@@ -2,8 +2,8 @@
 
 Each family gets a level-1 instance with a seed drawn afresh (printed; NETDOJO_LIVE_SEED
 replays the draw), a few families a level-2 or level-3 one, and every instance that ever
-failed a live check (`regressions.REGRESSIONS`) comes back. Each instance runs twice, on two
-labs:
+failed a live check comes back (`regressions.REGRESSIONS`: each failed staging or its audit,
+so it is audited again). A drawn instance runs twice, on two labs:
 
 * the audit: staged as for an episode, with its fault active and every symptom real; then
   read as an agent first finds it, everything the read allowlist admits (`leak_reads`), where
@@ -46,15 +46,18 @@ CASCADE = [*REACTIVE[:5], "unmask", "unmasked", *REACTIVE[5:]]
 CONSTRUCTIVE = ["deploy", "baseline", "unsolved", "solve", "fixed", "integrity"]
 
 
-def _instances(families: list[str]) -> list[Instance]:
+def _drawn(families: list[str]) -> list[Instance]:
     """The instances of ``families``: the draw is made over every family, so a run that
     selects some (``pytest -k``) checks the same instances of those as the whole run would."""
     draw = run_draw("every family")
     drawn = [(family, 1, instance_seed(draw, family, 1)) for family in FAMILIES]
     for level, count in HIGHER_LEVELS.items():
         drawn += [(f, level, instance_seed(draw, f, level)) for f in draw.sample(FAMILIES, count)]
-    drawn += [(family, level, seed) for family, level, seed, _ in REGRESSIONS]
     return [instance for instance in drawn if instance[0] in families]
+
+
+def _regressions(families: list[str]) -> list[Instance]:
+    return [(family, level, seed) for family, level, seed, _ in REGRESSIONS if family in families]
 
 
 def _label(instance: Instance) -> str:
@@ -84,12 +87,13 @@ async def _audit(instance: Instance) -> list[str]:
     return shown + _stages_wrong(record)
 
 
-async def _check(instance: Instance) -> list[str]:
+async def _check(instance: Instance, cheated: bool) -> list[str]:
     started = time.monotonic()
     found = [f"audit: {problem}" for problem in await _audit(instance)]
     audited = time.monotonic()
-    scenario = generate(*instance)
-    found += [f"cheater: {problem}" for problem in problems(scenario, await cheat(scenario))]
+    if cheated:
+        scenario = generate(*instance)
+        found += [f"cheater: {problem}" for problem in problems(scenario, await cheat(scenario))]
     verdict = "ok" if not found else f"{len(found)} problems"
     print(
         f"{_label(instance)}: audit {audited - started:.0f}s, "
@@ -99,17 +103,19 @@ async def _check(instance: Instance) -> list[str]:
     return found
 
 
-async def _check_all(instances: list[Instance]) -> dict[Instance, list[str]]:
+async def _check_all(drawn: list[Instance], again: list[Instance]) -> dict[Instance, list[str]]:
     found: dict[Instance, list[str]] = {}
     limiter = anyio.Semaphore(CONCURRENCY)
 
-    async def one(instance: Instance) -> None:
+    async def one(instance: Instance, cheated: bool) -> None:
         async with limiter:
-            found[instance] = await _check(instance)
+            found[instance] = await _check(instance, cheated)
 
     async with anyio.create_task_group() as group:
-        for instance in instances:
-            group.start_soon(one, instance)
+        for instance in drawn:
+            group.start_soon(one, instance, True)
+        for instance in again:
+            group.start_soon(one, instance, False)
     return found
 
 
@@ -121,9 +127,9 @@ def checked(request: pytest.FixtureRequest) -> Iterator[dict[Instance, list[str]
         for item in request.session.items
         if isinstance(item, pytest.Function) and item.originalname == VERDICT
     ]
-    instances = _instances(selected)
-    found = anyio.run(_check_all, instances)
-    assert sorted(found) == sorted(instances)
+    drawn, again = _drawn(selected), _regressions(selected)
+    found = anyio.run(_check_all, drawn, again)
+    assert sorted(found) == sorted({*drawn, *again})
     yield found
 
 
