@@ -10,6 +10,7 @@ authenticates (`Network.ospf_md5`, whatever the protocol) carries an MD5 hello p
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from netdojo.scenarios.hidden_tests import IsisAdjacencyParams, IsisAdjacencyTest
@@ -24,6 +25,7 @@ HELLO_MULTIPLIER = 4
 PORT_METRIC = 10  # FRR's default metric of a circuit
 
 
+@lru_cache(maxsize=1 << 14)
 def system_id(loopback: str) -> str:
     """The system id a loopback address spells: 10.255.0.23 -> 0102.5500.0023."""
     digits = "".join(f"{int(octet):03d}" for octet in loopback.split("."))

@@ -36,6 +36,12 @@ def interface(address: str) -> ipaddress.IPv4Interface | ipaddress.IPv6Interface
 
 
 @lru_cache(maxsize=1 << 14)
+def parsed_prefix(prefix: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+    """A prefix, parsed; remembered like `interface`."""
+    return ipaddress.ip_network(prefix)
+
+
+@lru_cache(maxsize=1 << 14)
 def subnet(address: str) -> str:
     """The prefix of an interface address: 10.4.0.0/30 for 10.4.0.1/30."""
     return str(interface(address).network)

@@ -124,8 +124,10 @@ def _pick_faults(
             impact, flows = impact.merge(plan.impact), flows | plan.flows
     for _ in range(count - len(plans)):
         offers = _offers(spec, ctx)
-        while offers:
-            key = ctx.rng.choice(sorted(offers))
+        keys = sorted(offers)
+        while keys:
+            key = ctx.rng.choice(keys)
+            keys.remove(key)
             plan, taken = offers.pop(key)
             alone = outlook(model, plan.impact, designed)
             own = alone.observations | plan.flows

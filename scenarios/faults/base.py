@@ -37,6 +37,7 @@ from netdojo.scenarios.network import (
     Routing,
     interface,
     ospf_link,
+    parsed_prefix,
     static_routes,
     subnet,
 )
@@ -68,7 +69,7 @@ class FaultContext:
 
     def take(self, *keys: str) -> bool:
         """Reserve ``keys``; False when one is already used by another fault."""
-        if any(key in self.used for key in keys):
+        if not self.used.isdisjoint(keys):
             return False
         self.used.update(keys)
         return True
@@ -126,7 +127,7 @@ def subnet_of(iface: Iface) -> str:
 
 
 def hosts_in(network: Network, prefix: str) -> set[str]:
-    net = ipaddress.ip_network(prefix)
+    net = parsed_prefix(prefix)
     return {h for h in network.lans if interface(network.node(h).ifaces[0].address).ip in net}
 
 

@@ -104,6 +104,11 @@ def lan_unannounced(ctx: FaultContext, tag: str) -> FaultPlan | None:
     )
 
 
+def _prefixes(network: Network) -> set[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    """The prefix of every port of the network."""
+    return {interface(i.address).network for n in network.nodes for i in n.ifaces}
+
+
 @fault("v6.lan_wrong_prefix", routing={"ospf6"})
 def lan_wrong_prefix(ctx: FaultContext, tag: str) -> FaultPlan | None:
     """A router's LAN port readdressed into another /64 (same interface id): its host's
@@ -112,7 +117,7 @@ def lan_wrong_prefix(ctx: FaultContext, tag: str) -> FaultPlan | None:
         return None
     router, host, iface = picked
     good = ipaddress.IPv6Interface(iface.address)
-    taken = {interface(i.address).network for n in ctx.network.nodes for i in n.ifaces}
+    taken = ctx.derived(_prefixes)
     shifts = list(SHIFTS)
     ctx.rng.shuffle(shifts)
     for shift in shifts:
