@@ -19,8 +19,10 @@ class NaiveBayes:
         self.devices = 0
         self.faulty: dict[str, Counter[str]] = defaultdict(Counter)  # per type
         self.faults: Counter[str] = Counter()
+        self.weights: dict[tuple[str, str], float] = {}  # (type, token) -> its log odds
 
     def learn(self, p: Public, truth: frozenset[Pair]) -> None:
+        self.weights.clear()
         for device in p.routers + p.hosts:
             self.everyone.update(p.features(device))
             self.devices += 1
@@ -28,20 +30,27 @@ class NaiveBayes:
             self.faulty[type_].update(p.features(device))
             self.faults[type_] += 1
 
+    def weight(self, type_: str, token: str) -> float:
+        """How much ``token`` speaks for a fault of ``type_`` (worked out once per fit)."""
+        if (type_, token) not in self.weights:
+            positive = self.faults[type_]
+            negative = self.devices - positive
+            hits = self.faulty[type_][token]
+            odds = (hits + 1) / (positive + 2)
+            against = (self.everyone[token] - hits + 1) / (negative + 2)
+            self.weights[type_, token] = math.log(odds / against)
+        return self.weights[type_, token]
+
     def scores(self, p: Public, types: list[str]) -> Iterator[tuple[float, str, str]]:
         for type_ in types:
             positive = self.faults[type_]
-            negative = self.devices - positive
             if not positive:
                 continue
             prior = math.log(positive / self.devices)
             for device in p.routers + p.hosts:
                 result = prior
                 for token in p.features(device):
-                    hits = self.faulty[type_][token]
-                    odds = (hits + 1) / (positive + 2)
-                    against = (self.everyone[token] - hits + 1) / (negative + 2)
-                    result += math.log(odds / against)
+                    result += self.weight(type_, token)
                 yield result, type_, device
 
 
@@ -81,6 +90,13 @@ class Signatures:
         )
         self.devices: dict[tuple[str, ...], Counter[tuple[str, ...]]] = defaultdict(Counter)
 
+    def described(self, p: Public, device: str) -> list[tuple[str, ...]]:
+        """The device's signatures (worked out once per instance)."""
+        key = (self.describe, device)
+        if key not in p.signatures:
+            p.signatures[key] = self.describe(p, device)
+        return p.signatures[key]
+
     def keys(self, p: Public) -> list[tuple[str, ...]]:
         if self.blind:
             return [(p.shape(),), ()]
@@ -88,7 +104,7 @@ class Signatures:
         return [(kinds, str(len(p.hosts)), p.shape()), (kinds, str(len(p.hosts))), (kinds,), ()]
 
     def learn(self, p: Public, truth: frozenset[Pair]) -> None:
-        described = {d: self.describe(p, d) for d in p.routers + p.hosts}
+        described = {d: self.described(p, d) for d in p.routers + p.hosts}
         for key in self.keys(p):
             for signatures in described.values():
                 self.devices[key].update(signatures)
@@ -96,10 +112,11 @@ class Signatures:
                 self.faults[key].update((type_, sig) for sig in described[device])
 
     def scores(self, p: Public, types: list[str]) -> Iterator[tuple[float, str, str]]:
+        keys = self.keys(p)
         for device in p.routers + p.hosts:
             rates: dict[str, float] = defaultdict(float)
-            for sig in self.describe(p, device):
-                key = next((k for k in self.keys(p) if self.devices[k][sig] >= 3), ())
+            for sig in self.described(p, device):
+                key = next((k for k in keys if self.devices[k][sig] >= 3), ())
                 seen = self.devices[key][sig] + 1
                 for type_ in types:
                     rate = (self.faults[key][type_, sig] + 0.01) / seen

@@ -9,6 +9,7 @@ import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import networkx as nx
 
@@ -98,7 +99,11 @@ class Public:
     web: int = 0
     admin_port: int = 0
     paths: dict[Pair, set[str]] = field(default_factory=dict)  # gateways' shortest-path routers
+    every: dict[Pair, set[str]] = field(default_factory=dict)  # gateways' every-path routers
+    hops: dict[str, dict[str, int]] = field(default_factory=dict)  # router -> hops to others
     tokens: dict[str, list[str]] = field(default_factory=dict)  # device -> its features
+    signatures: dict[tuple[object, str], list[tuple[str, ...]]] = field(default_factory=dict)
+    """(a parser's way to describe a device, device) -> the device so described"""
 
     def features(self, device: str) -> list[str]:
         if device not in self.tokens:
@@ -109,7 +114,7 @@ class Public:
     def firewall(self) -> str | None:
         return self.gateway.get(self.server or "")
 
-    @property
+    @cached_property
     def guarded(self) -> set[str]:
         """Routers every client's traffic to the server crosses: where a firewall can sit."""
         if not self.server:
@@ -118,8 +123,22 @@ class Public:
         return set.intersection(*(self.on_every_path(c, self.server) for c in clients))
 
     def on_every_path(self, a: str, b: str) -> set[str]:
-        ways = [set(w) for w in nx.all_shortest_paths(self.graph, self.gateway[a], self.gateway[b])]
-        return set.intersection(*ways)
+        key = (self.gateway[a], self.gateway[b])
+        if key not in self.every:
+            ways = [set(w) for w in nx.all_shortest_paths(self.graph, *key)]
+            self.every[key] = set.intersection(*ways)
+        return self.every[key]
+
+    def distance(self, router: str, other: str) -> int:
+        """How many links apart two routers are."""
+        if other not in self.hops:
+            self.hops[other] = nx.single_source_shortest_path_length(self.graph, other)
+        return self.hops[other][router]
+
+    @cached_property
+    def ranked(self) -> list[str]:
+        """The routers, most links first."""
+        return sorted(self.routers, key=lambda r: (-self.graph.degree(r), r))
 
     def pairs(self) -> list[Pair]:
         """The host pairs the brief names together (a broken pair, a detour, a flow)."""
@@ -133,6 +152,10 @@ class Public:
         return self.paths[key]
 
     def shape(self) -> str:
+        return self._shape
+
+    @cached_property
+    def _shape(self) -> str:
         edges, nodes = self.graph.number_of_edges(), self.graph.number_of_nodes()
         return "tree" if edges == nodes - 1 else "cycles"
 
@@ -225,7 +248,7 @@ def device_tokens(p: Public, device: str) -> list[str]:
     )
     tokens.append(f"paths-crossed:{_bucket(counts[True])}")
     if named:
-        near = min(nx.shortest_path_length(p.graph, device, p.gateway[h]) for h in named)
+        near = min(p.distance(device, p.gateway[h]) for h in named)
         tokens.append(f"distance:{_bucket(near)}")
     if p.firewall:
         guarded = p.guarded
@@ -250,8 +273,7 @@ def places(p: Public, device: str) -> list[str]:
         if p.gateway[host] == device:
             found.append(f"gateway#{index}")
     if device in p.routers:
-        ranked = sorted(p.routers, key=lambda r: (-p.graph.degree(r), r))
-        found.append(f"router#{ranked.index(device)}")
+        found.append(f"router#{p.ranked.index(device)}")
     return found
 
 
@@ -261,5 +283,4 @@ def place_of(p: Public, place: str) -> str | None:
         return p.hosts[int(index)] if int(index) < len(p.hosts) else None
     if kind == "gateway":
         return p.gateway[p.hosts[int(index)]] if int(index) < len(p.hosts) else None
-    ranked = sorted(p.routers, key=lambda r: (-p.graph.degree(r), r))
-    return ranked[int(index)] if int(index) < len(ranked) else None
+    return p.ranked[int(index)] if int(index) < len(p.ranked) else None
