@@ -19,17 +19,16 @@ import itertools
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache
 
 import pytest
 
 from netdojo.scenarios import registry
-from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
 
 from .brief_fixes import canonical, write_fix
 from .brief_parser import trained
 from .brief_reader import Pair, Public, place_of, places, public_of
+from .instances import instance
 
 REACTIVE = sorted(
     name for name, f in registry.families().items() if f.kind == "reactive" and f.build is None
@@ -44,11 +43,6 @@ MAX_OVER_BASELINE = 0.05  # per family, above the baseline that never reads the 
 MAX_FIX = 0.03  # overall share of test instances whose exact fix the parser writes
 
 
-@cache
-def scenario(family: str, level: int, seed: int) -> Scenario:
-    return generate(family, level, seed)
-
-
 # --- the experiment ------------------------------------------------------------------------
 
 
@@ -59,7 +53,7 @@ def truth_of(s: Scenario) -> frozenset[Pair]:
 def instances(family: str, seeds: range) -> Iterator[tuple[Public, Scenario]]:
     for level in LEVELS:
         for seed in seeds:
-            s = scenario(family, level, seed)
+            s = instance(family, level, seed)
             yield public_of(s), s
 
 

@@ -18,6 +18,8 @@ from netdojo.scenarios.model import Scenario
 from netdojo.scenarios.reactive import Drawn, draw_faults, reactive_task
 from netdojo.scenarios.symptoms import designed_paths
 
+from .instances import instance
+
 GENERIC = sorted(
     name
     for name, spec in registry.families().items()
@@ -43,7 +45,7 @@ def _cascades(family: str) -> list[int]:
         for seed in SEEDS
         if is_cascade(family, 3, seed)
         and not is_healthy_control(family, 3, seed)
-        and generate(family, 3, seed).hidden.cascade is not None
+        and instance(family, 3, seed).hidden.cascade is not None
     ]
 
 
@@ -108,7 +110,7 @@ def _broken(drawn: Drawn, plans: list[FaultPlan]) -> set[tuple[str, str]]:
 @pytest.mark.parametrize("family", [name for name in GENERIC if name not in NEVER])
 def test_a_cascade_targets_every_pair_and_repairs_the_masking_fault_first(family: str) -> None:
     seed = _cascades(family)[0]
-    scenario = generate(family, 3, seed)
+    scenario = instance(family, 3, seed)
     hidden = scenario.hidden
     cascade = hidden.cascade
     assert cascade is not None
@@ -123,11 +125,11 @@ def test_a_cascade_targets_every_pair_and_repairs_the_masking_fault_first(family
 
 def test_the_cascade_is_recorded_in_the_hidden_half_only() -> None:
     seed = _cascades("static-routing")[0]
-    scenario = generate("static-routing", 3, seed)
+    scenario = instance("static-routing", 3, seed)
     assert '"cascade":{' in scenario.hidden.model_dump_json()
     assert "cascade" not in scenario.public.model_dump_json()
     plain = next(s for s in SEEDS if not is_cascade("static-routing", 3, s))
-    assert "cascade" not in generate("static-routing", 3, plain).model_dump_json()
+    assert "cascade" not in instance("static-routing", 3, plain).model_dump_json()
 
 
 @pytest.mark.parametrize("family", ["ospf-adjacency", "acl-firewall", "rip-routing"])

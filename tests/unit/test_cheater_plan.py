@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import itertools
 import re
 from typing import Any
@@ -31,7 +30,6 @@ from netdojo.clients.cheater.leaks import (
 from netdojo.clients.session import ListedTool, ToolCallError
 from netdojo.judges.integrity import allow_all
 from netdojo.scenarios import registry
-from netdojo.scenarios.generate import generate
 from netdojo.scenarios.hidden_tests import PathTest, TcpTest
 from netdojo.scenarios.model import STANDARD_TOOLS, Scenario
 from netdojo.tools.allowlist import parse_command
@@ -41,6 +39,8 @@ from netdojo.tools.kubectl_allowlist import KubectlRefused, parse_kubectl
 from netdojo.tools.read_allowlist import parse_read
 from netdojo.tools.topology import topology_view
 
+from . import instances
+
 FAMILIES = sorted(name for name, f in registry.families().items() if f.build is None)
 KUBERNETES = sorted(name for name, f in registry.families().items() if "kubectl" in f.tools)
 SAMPLE = [(f, level, seed) for f in FAMILIES for level in (1, 2, 3) for seed in (1, 2)]
@@ -48,9 +48,8 @@ IDS = [f"{f}-L{level}-{seed}" for f, level, seed in SAMPLE]
 ACL = [f for f in FAMILIES if registry.family(f).firewall]
 
 
-@functools.cache
 def _instance(family: str, level: int, seed: int) -> Scenario:
-    return generate(family, level, seed)
+    return instances.instance(family, level, seed)
 
 
 def _layout(scenario: Scenario) -> Layout:

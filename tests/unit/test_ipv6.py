@@ -11,7 +11,6 @@ import pytest
 from pydantic import ValidationError
 
 from netdojo.judges.checks import is_ipv6, ospf6_states, parse_counters, parse_counters6
-from netdojo.scenarios.generate import generate
 from netdojo.scenarios.hidden_tests import (
     Ospf6AdjacencyParams,
     PingParams,
@@ -21,6 +20,8 @@ from netdojo.scenarios.ipv6_plan import plan_ipv6
 from netdojo.scenarios.network import Network, daemons_file, plan_network, render_lab
 from netdojo.scenarios.registry import family
 from netdojo.scenarios.topology import make_topology
+
+from .instances import instance
 
 FAMILY = "ipv6-routing"
 
@@ -120,7 +121,7 @@ def test_ospf6_neighbour_states_by_router_id() -> None:
 def test_every_instance_pings_ipv6_and_guards_ospf6_adjacencies(level: int) -> None:
     kinds = set()
     for seed in range(1, 16):
-        scenario = generate(FAMILY, level, seed)
+        scenario = instance(FAMILY, level, seed)
         for test in [*scenario.hidden.targets, *scenario.hidden.guards]:
             kinds.add(test.kind)
             if test.kind == "ping":
@@ -133,7 +134,7 @@ def test_every_fault_type_is_drawn() -> None:
         fault.type
         for level in (1, 2, 3)
         for seed in range(1, 41)
-        for fault in generate(FAMILY, level, seed).hidden.faults
+        for fault in instance(FAMILY, level, seed).hidden.faults
     }
     assert {kind.id for kind in family(FAMILY).faults} <= drawn
 

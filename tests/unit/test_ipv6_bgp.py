@@ -16,13 +16,14 @@ from netdojo.clients.heuristic.model import DeviceState, Port, RunningConfig, Sn
 from netdojo.judges.checks import bgp_peer_state
 from netdojo.scenarios.faults import ipv6_bgp
 from netdojo.scenarios.faults.base import FaultContext
-from netdojo.scenarios.generate import generate
 from netdojo.scenarios.ipv6 import ACCEPT_RA, eui64, eui64_mac
 from netdojo.scenarios.ipv6_plan import plan_ipv6, plan_ipv6_slaac, slaac_mac
 from netdojo.scenarios.network import Network, render_lab
 from netdojo.scenarios.registry import family
 from netdojo.scenarios.taxonomy import TAXONOMY
 from netdojo.scenarios.topology import make_topology
+
+from .instances import instance
 
 FAMILY = "ipv6-bgp"
 
@@ -107,7 +108,7 @@ def test_the_lab_peers_over_ipv6_and_hosts_take_router_advertisements() -> None:
 def test_every_instance_pings_ipv6_and_guards_bgp_sessions(level: int) -> None:
     kinds = set()
     for seed in range(1, 12):
-        scenario = generate(FAMILY, level, seed)
+        scenario = instance(FAMILY, level, seed)
         for test in [*scenario.hidden.targets, *scenario.hidden.guards]:
             kinds.add(test.kind)
             if test.kind == "ping":
@@ -122,7 +123,7 @@ def test_every_fault_type_is_drawn_and_classified() -> None:
         fault.type
         for level in (1, 2, 3)
         for seed in range(1, 41)
-        for fault in generate(FAMILY, level, seed).hidden.faults
+        for fault in instance(FAMILY, level, seed).hidden.faults
     }
     types = {kind.id for kind in family(FAMILY).faults}
     assert len(types) == 7 and types <= drawn

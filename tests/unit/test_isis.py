@@ -10,12 +10,14 @@ import pytest
 
 from netdojo.scenarios import registry
 from netdojo.scenarios.forwarding import Forwarding, Impact, courses
-from netdojo.scenarios.generate import generate, plan_instance
+from netdojo.scenarios.generate import plan_instance
 from netdojo.scenarios.isis import net, system_id
 from netdojo.scenarios.model import Scenario
 from netdojo.scenarios.network import Network, daemons_file, plan_network, render_lab
 from netdojo.scenarios.registry import LEVELS
 from netdojo.scenarios.topology import make_topology
+
+from .instances import instance
 
 FAMILY = "isis-adjacency"
 
@@ -127,7 +129,7 @@ def test_every_type_is_drawn_at_every_level(level: int) -> None:
     wanted = set(registry.family(FAMILY).types)
     seen: set[str] = set()
     for seed in range(1, 121):
-        seen |= {f.type for f in generate(FAMILY, level, seed).hidden.faults}
+        seen |= {f.type for f in instance(FAMILY, level, seed).hidden.faults}
         if wanted <= seen:
             break
     assert wanted <= seen, wanted - seen
@@ -136,7 +138,7 @@ def test_every_type_is_drawn_at_every_level(level: int) -> None:
 def test_link_faults_are_judged_by_isis_adjacencies_and_guards_cover_the_rest() -> None:
     guarded = 0
     for seed in range(1, 11):
-        hidden = generate(FAMILY, 2, seed).hidden
+        hidden = instance(FAMILY, 2, seed).hidden
         guarded += bool(hidden.guards)  # none when the faults break every link and host pair
         assert {t.kind for t in hidden.guards} <= {"ping", "isis_adjacency"}
         assert any(t.kind == "isis_adjacency" for t in hidden.guards + hidden.targets)
@@ -149,7 +151,7 @@ def test_link_faults_are_judged_by_isis_adjacencies_and_guards_cover_the_rest() 
 
 def test_an_isis_build_forbids_static_routes_by_whole_words() -> None:
     """`ip route` begins `ip router isis`: the adherence test must not take one for the other."""
-    adherence = generate("isis-build", 1, 1).hidden.adherence
+    adherence = instance("isis-build", 1, 1).hidden.adherence
     static = [t for t in adherence if t.id.startswith("adherence:protocol:static route:")]
     assert static
     for test in static:
@@ -182,7 +184,7 @@ def test_a_shorter_mtu_is_judged_on_the_end_that_has_it() -> None:
     adjacency (its neighbour keeps the adjacency Up), and no guard watches the link."""
     seen = 0
     for level, seed in ((1, 4), (1, 5), (2, 1)):
-        hidden = generate(FAMILY, level, seed).hidden
+        hidden = instance(FAMILY, level, seed).hidden
         for fault in (f for f in hidden.faults if f.type == "isis.hello_padding_mtu"):
             seen += 1
             port = fault.params["interface"]
@@ -217,7 +219,7 @@ def test_a_readdressed_port_is_judged_by_the_routes_over_its_link() -> None:
     has (a stub's only target was once the adjacency, which never failed)."""
     seen = 0
     for level, seed in ((1, 17), (1, 24), (2, 2), (3, 5)):
-        scenario = generate(FAMILY, level, seed)
+        scenario = instance(FAMILY, level, seed)
         for fault in (f for f in scenario.hidden.faults if f.type == "iface.wrong_address"):
             seen += 1
             a = fault.device

@@ -12,12 +12,14 @@ from netdojo.clients.heuristic.fixes_rip import _fix_timers
 from netdojo.clients.heuristic.model import DeviceState, Port, RunningConfig, Snapshot, Topology
 from netdojo.scenarios import registry
 from netdojo.scenarios.forwarding import Forwarding, Impact
-from netdojo.scenarios.generate import generate, plan_instance
+from netdojo.scenarios.generate import plan_instance
 from netdojo.scenarios.network import plan_network, router_config
 from netdojo.scenarios.registry import LEVELS
 from netdojo.scenarios.rip import TIMERS, rip_lines
 from netdojo.scenarios.rip_plan import MAX_HOPS, hop_span
 from netdojo.scenarios.topology import make_topology
+
+from .instances import instance
 
 
 def _ring(n: int) -> tuple[Forwarding, list[str]]:
@@ -43,7 +45,7 @@ def test_every_port_and_the_loopback_run_ripv2_with_host_ports_passive() -> None
 
 
 def test_the_build_authenticates_nothing_and_runs_ripd() -> None:
-    scenario = generate("rip-build", 1, 2)
+    scenario = instance("rip-build", 1, 2)
     configs = [d.files["/etc/frr/frr.conf"] for d in scenario.hidden.lab.devices if d.files]
     assert configs and not any("router rip" in c for c in configs)
     assert all("ripd=yes" in d.files["/etc/frr/daemons"] for d in scenario.hidden.lab.devices
@@ -111,7 +113,7 @@ def test_every_fault_type_lands_somewhere() -> None:
         fault.type
         for level in LEVELS
         for seed in range(1, 41)
-        for fault in generate("rip-routing", level, seed).hidden.faults
+        for fault in instance("rip-routing", level, seed).hidden.faults
     }
     assert set(family.types) <= seen
 
@@ -122,7 +124,7 @@ def test_slow_timers_silence_a_router_towards_every_neighbour() -> None:
     back."""
     seen = 0
     for level, seed in ((1, 3), (2, 4), (3, 5)):
-        scenario = generate("rip-routing", level, seed)
+        scenario = instance("rip-routing", level, seed)
         hidden = scenario.hidden
         for fault in (f for f in hidden.faults if f.type == "rip.timers"):
             seen += 1

@@ -18,6 +18,8 @@ from netdojo.scenarios.model import Scenario
 from netdojo.scenarios.reactive import REAL_FAULTS_BY_LEVEL
 from netdojo.scenarios.registry import LEVELS, ScenarioError
 
+from .instances import instance
+
 runner = CliRunner()
 SEEDS = range(1, 9)
 NETWORKED = sorted(name for name, f in registry.families().items() if f.build is None)
@@ -28,7 +30,7 @@ NETWORKED = sorted(name for name, f in registry.families().items() if f.build is
 @pytest.mark.parametrize("level", LEVELS)
 def test_instances_are_well_formed(family: str, level: int) -> None:
     for seed in SEEDS:
-        scenario = generate(family, level, seed)
+        scenario = instance(family, level, seed)
         hidden = scenario.hidden
         devices = {d.name for d in hidden.lab.devices}
         real = [f for f in hidden.faults if not f.red_herring]
@@ -92,7 +94,7 @@ def test_a_routed_link_fault_is_judged_by_the_protocol_on_its_link(family: str) 
     with no LAN behind it)."""
     checked = 0
     for seed in [*range(1, 41), 2353]:
-        hidden = generate(family, 1, seed).hidden
+        hidden = instance(family, 1, seed).hidden
         for fault in hidden.faults:
             if fault.red_herring or fault.type not in LINK_FAULTS:
                 continue
@@ -112,7 +114,7 @@ def test_a_routed_link_fault_is_judged_by_the_protocol_on_its_link(family: str) 
 def test_briefs_vary_and_keep_their_facts(family: str) -> None:
     briefs = []
     for seed in range(1, 31):
-        scenario = generate(family, 1, seed)
+        scenario = instance(family, 1, seed)
         brief = scenario.public.brief
         briefs.append(brief)
         addresses = {
@@ -136,7 +138,7 @@ def test_briefs_never_name_the_fault_or_its_place() -> None:
     for family in REACTIVE:
         for level in LEVELS:
             for seed in SEEDS:
-                scenario = generate(family, level, seed)
+                scenario = instance(family, level, seed)
                 brief = scenario.public.brief
                 for rule in scenario.public.constraints:  # how to repair, the same for a family
                     brief = brief.replace(rule, "")
@@ -171,7 +173,7 @@ def test_every_brief_reports_a_symptom_and_how_to_repair(family: str) -> None:
     counts = set()
     for level in LEVELS:
         for seed in range(1, 41):
-            scenario = generate(family, level, seed)
+            scenario = instance(family, level, seed)
             public = scenario.public
             assert _symptom_lines(public.brief) >= 1, public.brief
             assert "Reported: ." not in public.brief
@@ -217,14 +219,14 @@ def test_constructive_constraints_name_the_protocol_to_use() -> None:
     for family in sorted(set(NETWORKED) - set(REACTIVE)):
         word = words[registry.family(family).routing]
         for seed in SEEDS:
-            public = generate(family, 1, seed).public
+            public = instance(family, 1, seed).public
             assert any(word.lower() in rule.lower() for rule in public.constraints)
             assert all(rule in public.brief for rule in public.constraints)
 
 
 def test_constructive_briefs_vary() -> None:
     for family in sorted(set(NETWORKED) - set(REACTIVE)):
-        briefs = {generate(family, level, seed).public.brief for level in LEVELS for seed in SEEDS}
+        briefs = {instance(family, level, seed).public.brief for level in LEVELS for seed in SEEDS}
         assert len(briefs) >= 12
 
 
@@ -270,7 +272,7 @@ def test_no_fault_cuts_a_link_another_faults_route_points_over(family: str) -> N
     both = 0
     for level in LEVELS:
         for seed in range(1, 41):
-            scenario = generate(family, level, seed)
+            scenario = instance(family, level, seed)
             by_address, by_port = _links_of(scenario)
             faults = scenario.hidden.faults
             routed = {
@@ -314,5 +316,5 @@ def test_no_fault_names_a_bgp_session_another_fault_removed(
     FRR (the first two seeds drew exactly that before the steering faults held their session)."""
     for seed in seeds:
         for level in LEVELS:
-            scenario = generate(family, level, seed)
+            scenario = instance(family, level, seed)
             assert not _removed_then_named(scenario), (level, seed)
