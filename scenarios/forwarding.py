@@ -199,7 +199,9 @@ class Forwarding:
                 following = {redirect} if redirect else hops(router, host, first)
                 ahead[key] = None
                 if following is not None:
-                    down = {n for n in following if frozenset((router, n)) in impact.down_links}
+                    down: set[str] = set()
+                    if impact.down_links:
+                        down = {n for n in following if frozenset((router, n)) in impact.down_links}
                     ahead[key] = Step(tuple(sorted(following - down)), not following or bool(down))
             return ahead[key]
 

@@ -98,8 +98,11 @@ class Network(BaseModel):
 
     @cached_property
     def _positions(self) -> dict[str, int]:
-        """Each node's position in `nodes`, by name."""
-        return {node.name: index for index, node in enumerate(self.nodes)}
+        """Each node's position in `nodes`, by name (the first's, for a name given twice)."""
+        positions: dict[str, int] = {}
+        for index, node in enumerate(self.nodes):
+            positions.setdefault(node.name, index)
+        return positions
 
     @property
     def routers(self) -> list[Node]:

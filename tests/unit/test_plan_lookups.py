@@ -43,6 +43,15 @@ def test_a_node_is_found_by_name_however_the_nodes_change() -> None:
         network.node("nowhere")
 
 
+def test_of_two_nodes_with_one_name_the_first_is_found() -> None:
+    network = _network()
+    twin = network.nodes[0].model_copy(update={"ifaces": []})
+    network.nodes.append(twin)
+    assert network.node(twin.name) is network.nodes[0]
+    del network.nodes[0]
+    assert network.node(twin.name) is twin
+
+
 def test_a_copy_with_other_nodes_finds_its_own() -> None:
     network = _network()
     network.node(network.nodes[0].name)  # the original's index is built
