@@ -74,10 +74,10 @@ def draw_faults(
 ) -> Drawn:
     """The faults of a repair task on ``network``; with ``cascade``, the first two are a
     cascade (`scenarios.cascade`) where the network offers one."""
-    model = Forwarding(network, spec.network_routing)
     policy = choose_policy(network, rng) if spec.firewall else None
     firewall = Firewall.of(network, policy) if policy else None
     ctx = FaultContext(network=network, routing=spec.network_routing, rng=rng, firewall=firewall)
+    model = ctx.model
     weights = REAL_FAULTS_BY_LEVEL[level]
     count = rng.choices(list(weights), list(weights.values()))[0]
     pair = _cascade_pair(spec, ctx, model) if cascade else None

@@ -14,7 +14,7 @@ from typing import TypeVar, cast
 import networkx as nx
 
 from netdojo.scenarios.firewall import Firewall
-from netdojo.scenarios.forwarding import Course, Impact, courses
+from netdojo.scenarios.forwarding import Course, Forwarding, Impact
 from netdojo.scenarios.hidden_tests import (
     AddressParams,
     AddressTest,
@@ -83,14 +83,20 @@ class FaultContext:
         return self.network.transit_links()
 
     @cached_property
+    def model(self) -> Forwarding:
+        """The network's forwarding model under the context's routing."""
+        return Forwarding(self.network, self.routing)
+
+    @cached_property
     def router_graph(self) -> nx.Graph:
-        """The network's router graph, frozen: copy it to change it."""
-        return nx.freeze(self.network.router_graph())
+        """The network's router graph (the model's, which it never changes), frozen: copy it to
+        change it."""
+        return nx.freeze(self.model.graph)
 
     @cached_property
     def courses(self) -> dict[tuple[str, str], Course]:
         """Where traffic between each ordered host pair goes before any fault."""
-        return courses(self.network, self.routing, Impact())
+        return self.model.courses(Impact())
 
     @cached_property
     def crossings(self) -> dict[tuple[str, str], list[tuple[str, str]]]:
