@@ -79,6 +79,21 @@ def make_topology(shape: Shape, n: int, seed: int) -> Topology:
     links = sorted(pairs)
     rng.shuffle(links)
     topology = Topology(shape=shape, routers=sorted(names), links=links)
-    if not nx.is_connected(topology.graph()):
+    if not _connected(topology):
         raise AssertionError(f"{shape} topology of {n} routers is not connected")
     return topology
+
+
+def _connected(topology: Topology) -> bool:
+    neighbours: dict[str, list[str]] = {router: [] for router in topology.routers}
+    for a, b in topology.links:
+        neighbours[a].append(b)
+        neighbours[b].append(a)
+    start = topology.routers[0]
+    seen, frontier = {start}, [start]
+    while frontier:
+        for n in neighbours[frontier.pop()]:
+            if n not in seen:
+                seen.add(n)
+                frontier.append(n)
+    return len(seen) == len(topology.routers)
