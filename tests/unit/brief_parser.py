@@ -23,9 +23,9 @@ class NaiveBayes:
 
     def learn(self, p: Public, truth: frozenset[Pair]) -> None:
         self.weights.clear()
-        for device in p.routers + p.hosts:
-            self.everyone.update(p.features(device))
-            self.devices += 1
+        devices = p.routers + p.hosts
+        self.everyone.update(token for device in devices for token in p.features(device))
+        self.devices += len(devices)
         for type_, device in truth:
             self.faulty[type_].update(p.features(device))
             self.faults[type_] += 1
@@ -105,9 +105,9 @@ class Signatures:
 
     def learn(self, p: Public, truth: frozenset[Pair]) -> None:
         described = {d: self.described(p, d) for d in p.routers + p.hosts}
+        every = [sig for signatures in described.values() for sig in signatures]
         for key in self.keys(p):
-            for signatures in described.values():
-                self.devices[key].update(signatures)
+            self.devices[key].update(every)
             for type_, device in truth:
                 self.faults[key].update((type_, sig) for sig in described[device])
 
