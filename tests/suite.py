@@ -1,6 +1,8 @@
 """The whole test suite as two pytest runs side by side: the unit tests, which need no lab and
-keep one core busy, and the live tests, whose labs share the Docker engine and run one after
-another. On two cores this takes about as long as the live tests alone.
+keep one core busy, and the live tests. A live test spends most of its time waiting on its labs
+(routing to converge, timers to fire: the cores are more than half idle), so the live tests run
+in LIVE_WORKERS processes, a test file to a process (a file's labs are shared by its tests); on
+two cores this takes about as long as the longest file plus half of the rest.
 
 The live run prints as it goes; the unit run's output follows it. Either run failing fails the
 suite, and so does a run that collects no test (pytest's exit code 5).
@@ -16,7 +18,8 @@ import tempfile
 
 NO_TESTS = 5
 UNIT = ["tests/unit", "-o", "cache_dir=.pytest_cache/unit"]
-LIVE = ["tests", "--ignore=tests/unit"]
+LIVE_WORKERS = 2
+LIVE = ["tests", "--ignore=tests/unit", "-n", str(LIVE_WORKERS), "--dist", "loadfile"]
 
 
 def _verdict(name: str, code: int) -> int:

@@ -15,11 +15,15 @@ SEEDS = (10**9, 2**31)
 chance."""
 
 
+RUN_SEED = int(os.environ.get(SEED_VARIABLE, time.time_ns() % 2**31))
+"""This run's seed: from the clock, or NETDOJO_LIVE_SEED to replay a run."""
+REPLAY = f"{SEED_VARIABLE}={RUN_SEED} replays this run's draws"
+
+
 def run_draw(check: str) -> random.Random:
-    """This run's draw for ``check``: seeded from the clock, or NETDOJO_LIVE_SEED to replay."""
-    seed = int(os.environ.get(SEED_VARIABLE, time.time_ns() % 2**31))
-    print(f"{SEED_VARIABLE}={seed} ({check})")
-    return random.Random(f"{seed}:{check}")
+    """This run's draw for ``check``."""
+    print(f"{SEED_VARIABLE}={RUN_SEED} ({check})")
+    return random.Random(f"{RUN_SEED}:{check}")
 
 
 def instance_seed(draw: random.Random, family: str, level: int, control: bool = False) -> int:

@@ -30,7 +30,7 @@ from netdojo.scenarios.generate import generate
 from netdojo.scenarios.model import Scenario
 
 from .cheating import cheat, problems
-from .draws import instance_seed, run_draw
+from .draws import REPLAY, instance_seed, run_draw
 from .leak_reads import leaks
 from .regressions import REGRESSIONS
 
@@ -144,5 +144,5 @@ def test_the_family_audits_leaks_nothing_and_the_cheater_never_scores(
     mine = {_label(i): found for i, found in checked.items() if i[0] == family}
     assert any(level == 1 for f, level, _ in checked if f == family)
     assert not any(mine.values()), "\n".join(
-        f"{label}:\n  " + "\n  ".join(found) for label, found in mine.items() if found
+        [f"{label}:\n  " + "\n  ".join(found) for label, found in mine.items() if found] + [REPLAY]
     )
