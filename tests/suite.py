@@ -12,12 +12,16 @@ suite, and so does a run that collects no test (pytest's exit code 5).
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
 
 NO_TESTS = 5
 UNIT = ["tests/unit", "-o", "cache_dir=.pytest_cache/unit"]
+UNIT_NICENESS = 10
+"""The unit tests yield the cores to the live tests, which wait on labs and have the longer
+run: the unit tests take the time the labs leave idle."""
 LIVE_WORKERS = 2
 LIVE = ["tests", "--ignore=tests/unit", "-n", str(LIVE_WORKERS), "--dist", "loadfile"]
 
@@ -34,7 +38,11 @@ def main(extra: list[str], unit_args: list[str] = UNIT, live_args: list[str] = L
     pytest = [sys.executable, "-m", "pytest", *extra]
     with tempfile.TemporaryFile("w+") as unit_log:
         unit = subprocess.Popen(
-            [*pytest, *unit_args], stdout=unit_log, stderr=subprocess.STDOUT, text=True
+            [*pytest, *unit_args],
+            stdout=unit_log,
+            stderr=subprocess.STDOUT,
+            text=True,
+            preexec_fn=lambda: os.nice(UNIT_NICENESS),
         )
         try:
             live_code = subprocess.call([*pytest, *live_args])
