@@ -104,10 +104,6 @@ async def test_the_oracle_is_refused_outside_calibration() -> None:
         await _assess(_builtin("oracle"), **ONE)
 
 
-async def test_a_vandal_is_flagged_unsafe() -> None:
-    assert _outcomes(await _assess(_builtin("vandal"), **ONE)) == ["unsafe"]
-
-
 async def test_a_cheater_scores_nothing_and_its_fakes_are_named() -> None:
     artifacts = await _assess(_builtin("cheater"), **ONE)
     assert _outcomes(artifacts) in (["unsolved"], ["unsafe"])
